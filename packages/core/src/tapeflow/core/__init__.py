@@ -1,0 +1,14 @@
+"""tapeflow.core: tensors, dtypes, devices, the op registry and every core op."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from . import dtypes, errors, devices  # noqa: F401
+from .dtypes import (DType, as_dtype, bfloat16, bool_, float16, float32, float64, int8, int16, int32,  # noqa: F401
+                     int64, uint8)
+from .tensor import Tensor, TensorShape, constant, convert_to_tensor  # noqa: F401
+from .devices import device, list_devices  # noqa: F401
+from .dispatch import REGISTRY, hooks, register  # noqa: F401
+from .ops import *  # noqa: F401,F403
+from .ops import range_ as range  # noqa: F401,A001
+from .variables import Variable  # noqa: F401

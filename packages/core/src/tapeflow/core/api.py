@@ -1,0 +1,61 @@
+"""The TensorFlow-style namespaces of the facade: tf.math, tf.linalg, tf.random,
+tf.config, tf.debugging, and the lazy loading of upper packages."""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+from . import ops as _ops
+from .dispatch import REGISTRY
+
+
+def _namespace(name: str, doc: str, names: dict) -> types.ModuleType:
+    mod = types.ModuleType(f"tapeflow.{name}", doc)
+    mod.__dict__.update(names)
+    mod.__all__ = sorted(names)
+    sys.modules.setdefault(f"tapeflow.{name}", mod)
+    return mod
+
+
+_MATH_EXTRA = ("is_nan", "is_inf", "is_finite", "real_div", "floormod", "div_no_nan", "truediv", "divide",
+               "digamma", "lgamma", "erf", "erfc", "log_sigmoid", "squared_difference", "reduce_sum",
+               "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any", "reduce_all",
+               "argmax", "argmin", "add_n", "softplus", "sigmoid", "tanh")
+math = _namespace("math", "Element-wise math and reductions (tf.math).",
+                  {n: getattr(_ops, n) for n in dir(_ops) if n in REGISTRY or n in _MATH_EXTRA})
+math.log = getattr(_ops, "log")
+math.mod = getattr(_ops, "floormod")
+math.floordiv = getattr(_ops, "floordiv")
+math.abs = getattr(_ops, "abs")
+math.pow = getattr(_ops, "pow")
+math.round = getattr(_ops, "round")
+
+linalg = _namespace("linalg", "Linear algebra (tf.linalg).",
+                    {"matmul": _ops.matmul, **{n: getattr(_ops, n) for n in _ops.linalg_ops.__all__}})
+
+from . import config as config  # noqa: E402
+from . import debugging as debugging  # noqa: E402
+from . import random as random  # noqa: E402
+
+
+def _lazy_attr(namespace: dict, table: dict, name: str):
+    """Resolve a facade attribute from an upper package, or say how to install it."""
+    try:
+        modname, attr, dist = table[name]
+    except KeyError:
+        raise AttributeError(f"module 'tapeflow' has no attribute {name!r}") from None
+    try:
+        mod = importlib.import_module(modname)
+    except ModuleNotFoundError as e:
+        if e.name and (e.name == modname or modname.startswith(e.name + ".")):
+            if name in ("nn",):
+                from . import nn_fallback
+
+                return nn_fallback.module(dist)
+            raise ImportError(f"tf.{name} needs the {dist} package, which is not installed: "
+                              f"pip install {dist}") from None
+        raise
+    value = mod if attr is None else getattr(mod, attr)
+    namespace[name] = value
+    return value

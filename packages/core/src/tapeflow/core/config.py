@@ -1,0 +1,71 @@
+"""tf.config: threads, devices, soft placement and denormal handling.
+
+>>> import tapeflow as tf
+>>> [d.name for d in tf.config.list_devices()][0]
+'cpu:0'
+"""
+from __future__ import annotations
+
+from . import devices as _device
+from .devices import get_soft_device_placement, list_devices, set_soft_device_placement  # noqa: F401
+from .errors import InvalidArgumentError
+
+
+def _cpu():
+    return _device.get("cpu:0").backend
+
+
+def set_num_threads(n: int) -> None:
+    """Threads the CPU kernels (and OpenBLAS) use; 0 means all cores.
+
+    >>> import tapeflow as tf
+    >>> tf.config.set_num_threads(1); tf.config.get_num_threads()
+    1
+    >>> tf.config.set_num_threads(0)
+    """
+    n = int(n)
+    if n < 0:
+        raise InvalidArgumentError(f"number of threads must be >= 0 (0 = all cores), got {n}")
+    be = _cpu()
+    be.set_num_threads(n)
+    be.blas_set_num_threads(n if n else be.get_num_threads())
+
+
+def get_num_threads() -> int:
+    """Threads the CPU kernels use."""
+    return _cpu().get_num_threads()
+
+
+# TensorFlow's spellings
+def set_intra_op_parallelism_threads(n: int) -> None:
+    set_num_threads(n)
+
+
+def get_intra_op_parallelism_threads() -> int:
+    return get_num_threads()
+
+
+def set_flush_denormals(enabled: bool) -> None:
+    """Flush float denormals to zero in kernels (on by default, as in TensorFlow and JAX).
+
+    Denormal arithmetic is ~100x slower on x86; turn this off only when you need IEEE denormals.
+    """
+    _cpu().set_ftz(1 if enabled else 0)
+
+
+def get_flush_denormals() -> bool:
+    return bool(_cpu().get_ftz())
+
+
+def list_physical_devices(device_type: str | None = None) -> list:
+    """Devices, optionally of one kind (``"CPU"``, ``"GPU"``, ``"OpenCL"``, ``"CUDA"``)."""
+    devs = list_devices()
+    if device_type is None:
+        return devs
+    kind = device_type.lower()
+    if kind == "gpu":
+        return [d for d in devs if d.kind != "cpu"]
+    return [d for d in devs if d.kind == kind]
+
+
+list_logical_devices = list_physical_devices

@@ -1,0 +1,127 @@
+"""dtypes: float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool.
+
+Python floats become float32, ints int32, bools bool; NumPy arrays keep their
+dtype.  A binary op needs both operands of one dtype (as in TensorFlow); a Python
+scalar takes the dtype of the tensor it meets.
+
+>>> import tapeflow as tf
+>>> tf.float32.name, tf.float32.is_floating, tf.as_dtype("int32").size
+('float32', True, 4)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tapeflow.kernels import DTYPE_CODES
+
+import ml_dtypes  # bfloat16 as a NumPy dtype (the one TensorFlow and JAX use)
+
+
+class DType:
+    """A tensor element type.  Compare with ``==`` against DTypes, strings or NumPy dtypes."""
+
+    __slots__ = ("name", "code", "np", "size", "is_floating", "is_integer", "is_bool",
+                 "is_unsigned", "min", "max")
+
+    def __init__(self, name, np_dtype, size):
+        self.name = name
+        self.code = DTYPE_CODES[name]
+        self.np = np_dtype
+        self.size = size
+        self.is_floating = name.startswith(("float", "bfloat"))
+        self.is_bool = name == "bool"
+        self.is_integer = not self.is_floating and not self.is_bool
+        self.is_unsigned = name.startswith("uint")
+        if self.is_integer:
+            info = np.iinfo(np_dtype)
+            self.min, self.max = int(info.min), int(info.max)
+        elif self.is_floating:
+            info = ml_dtypes.finfo(np_dtype)
+            self.min, self.max = float(info.min), float(info.max)
+        else:
+            self.min, self.max = 0, 1
+
+    @property
+    def as_numpy_dtype(self):
+        return self.np.type
+
+    @property
+    def is_compute(self) -> bool:
+        """Whether kernels compute in this dtype directly (float16/bfloat16 go through float32)."""
+        return self.code not in (0, 1)
+
+    def __repr__(self):
+        return f"tf.{self.name}"
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        if other is self:
+            return True
+        try:
+            return as_dtype(other) is self
+        except (TypeError, ValueError):
+            return False
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __reduce__(self):
+        return as_dtype, (self.name,)
+
+
+float16 = DType("float16", np.dtype(np.float16), 2)
+bfloat16 = DType("bfloat16", np.dtype(ml_dtypes.bfloat16), 2)
+float32 = DType("float32", np.dtype(np.float32), 4)
+float64 = DType("float64", np.dtype(np.float64), 8)
+int8 = DType("int8", np.dtype(np.int8), 1)
+uint8 = DType("uint8", np.dtype(np.uint8), 1)
+int16 = DType("int16", np.dtype(np.int16), 2)
+int32 = DType("int32", np.dtype(np.int32), 4)
+int64 = DType("int64", np.dtype(np.int64), 8)
+bool_ = DType("bool", np.dtype(np.bool_), 1)
+
+ALL = (float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool_)
+FLOATS = (float16, bfloat16, float32, float64)
+INTS = (int8, uint8, int16, int32, int64)
+NUMERIC = FLOATS + INTS
+BY_NAME = {d.name: d for d in ALL}
+BY_NAME.update(half=float16, float=float32, double=float64, bool_=bool_)
+_BY_NP = {d.np: d for d in ALL}
+_BY_CODE = {d.code: d for d in ALL}
+
+
+def as_dtype(value) -> DType:
+    """Turn a DType, name, NumPy dtype or Python type into a :class:`DType`.
+
+    >>> as_dtype("float64"), as_dtype(int)
+    (tf.float64, tf.int32)
+    """
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        try:
+            return BY_NAME[value]
+        except KeyError:
+            raise TypeError(f"unknown dtype {value!r}; allowed: {', '.join(d.name for d in ALL)}") from None
+    if value is float:
+        return float32
+    if value is int:
+        return int32
+    if value is bool:
+        return bool_
+    try:
+        npd = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"cannot interpret {value!r} as a dtype") from None
+    d = _BY_NP.get(npd)
+    if d is None:
+        raise TypeError(f"NumPy dtype {npd} has no tapeflow dtype; allowed: {', '.join(d.name for d in ALL)}")
+    return d
+
+
+def from_code(code: int) -> DType:
+    return _BY_CODE[code]

@@ -1,0 +1,246 @@
+"""Element-wise dispatch: the hot path shared by every unary and binary op.
+
+A binary op converts Python operands to the other operand's dtype, checks that
+dtypes agree, picks the device, and calls one of three kernels: the flat kernel
+when shapes are equal or one side is a single element (the fast paths), the
+strided kernel for any other broadcast (shapes and strides cached per shape
+pair).  float16/bfloat16 compute in float32 and round back.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from tapeflow import kernels
+
+from .. import devices as _device
+from .. import dtypes as _dt
+from ..dispatch import alloc, hooks, kernel_failed, on_device, to_tensor
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor, constant, make
+
+_scope = _device._scope
+F32, F64, BOOL = _dt.float32, _dt.float64, _dt.bool_
+_COMPUTE_FLOATS = (F32, F64)
+_HALF = (_dt.float16, _dt.bfloat16)
+
+# ---- Python scalars ---------------------------------------------------------
+
+_scalar_cache: dict = {}
+
+
+def scalar_like(v, t: Tensor, op: str) -> Tensor:
+    """A Python scalar as a tensor of ``t``'s dtype on ``t``'s device (cached)."""
+    dt, dev = t._dtype, t._dev
+    key = (type(v), v, dt.code, dev.name)
+    hit = _scalar_cache.get(key)
+    if hit is not None:
+        return hit
+    if dt.is_integer or dt.is_bool:
+        if isinstance(v, float) and not (v == v and v == int(v)) or isinstance(v, complex):
+            raise InvalidArgumentError(f"cannot convert {v!r} to {dt.name}: the other operand is a "
+                                       f"{dt.name} tensor and tapeflow does not mix dtypes; cast first", op)
+        if not dt.is_bool and not dt.min <= int(v) <= dt.max:
+            raise InvalidArgumentError(f"{v!r} is out of range for {dt.name} [{dt.min}, {dt.max}]", op)
+    with _device.device(dev):
+        out = constant(np.asarray(v).astype(dt.np))
+    if not (isinstance(v, float) and v == 0.0):  # keep -0.0 and 0.0 apart
+        if len(_scalar_cache) > 4096:
+            _scalar_cache.clear()
+        _scalar_cache[key] = out
+    return out
+
+
+def coerce_pair(x, y, op: str):
+    """Convert a binary op's operands; Python scalars take the tensor's dtype."""
+    xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
+    if not xt:
+        x = getattr(x, "_as_tensor", None) and to_tensor(x, op) or x
+        xt = isinstance(x, Tensor)
+    if not yt:
+        y = getattr(y, "_as_tensor", None) and to_tensor(y, op) or y
+        yt = isinstance(y, Tensor)
+    if xt and not yt:
+        y = scalar_like(y, x, op) if _is_py_scalar(y) else to_tensor(y, op)
+    elif yt and not xt:
+        x = scalar_like(x, y, op) if _is_py_scalar(x) else to_tensor(x, op)
+    elif not xt and not yt:
+        x = to_tensor(x, op)
+        y = scalar_like(y, x, op) if _is_py_scalar(y) else to_tensor(y, op)
+    return x, y
+
+
+def _is_py_scalar(v) -> bool:
+    return isinstance(v, (numbers.Number, np.generic))
+
+
+def dtype_mismatch(x: Tensor, y: Tensor, op: str):
+    raise InvalidArgumentError(
+        f"cannot compute {op} as input #1(zero-based) was expected to be a {x._dtype.name} tensor "
+        f"but is a {y._dtype.name} tensor; tapeflow does not mix dtypes, use tf.cast", op)
+
+
+# ---- broadcasting -----------------------------------------------------------
+
+_bcast_cache: dict = {}
+
+
+def broadcast_shape(sa: tuple, sb: tuple, op: str = "BroadcastTo") -> tuple:
+    nd = max(len(sa), len(sb))
+    pa, pb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    out = []
+    for da, db in zip(pa, pb):
+        if da == db or db == 1:
+            out.append(da)
+        elif da == 1:
+            out.append(db)
+        else:
+            raise InvalidArgumentError(
+                f"incompatible shapes: {tuple(sa)} vs. {tuple(sb)} (dimensions must be equal or 1)", op)
+    return tuple(out)
+
+
+def _strides_for(shape: tuple, out: tuple) -> list:
+    """Element strides reading ``shape`` (right-aligned) broadcast to ``out``."""
+    nd = len(out)
+    padded = (1,) * (nd - len(shape)) + shape
+    strides, acc = [0] * nd, 1
+    for i in range(nd - 1, -1, -1):
+        strides[i] = acc if padded[i] != 1 or out[i] == 1 else 0
+        if padded[i] == 1:
+            strides[i] = 0
+        acc *= padded[i]
+    return strides
+
+
+def _coalesce(out: tuple, sa: list, sb: list):
+    """Merge adjacent dims that both operands walk contiguously."""
+    shape, A, B = [], [], []
+    for d, a, b in zip(out, sa, sb):
+        if d == 1:
+            continue
+        if shape and A[-1] == a * d and B[-1] == b * d:
+            shape[-1] *= d
+            A[-1], B[-1] = a, b
+        else:
+            shape.append(d)
+            A.append(a)
+            B.append(b)
+    if not shape:
+        shape, A, B = [1], [0], [0]
+    return shape, A, B
+
+
+def broadcast_plan(sa: tuple, sb: tuple, be, op: str):
+    key = (sa, sb, be.name)
+    plan = _bcast_cache.get(key)
+    if plan is None:
+        out = broadcast_shape(sa, sb, op)
+        shape, A, B = _coalesce(out, _strides_for(sa, out), _strides_for(sb, out))
+        size = 1
+        for d in out:
+            size *= d
+        plan = (out, size, len(shape), be.new_int64(shape), be.new_int64(A), be.new_int64(B))
+        if len(_bcast_cache) > 2048:
+            _bcast_cache.clear()
+        _bcast_cache[key] = plan
+    return plan
+
+
+# ---- kernels ----------------------------------------------------------------
+
+def binary_kernel(code: int, x: Tensor, y: Tensor, out_dtype, op: str) -> Tensor:
+    """Run binary kernel ``code`` on same-dtype, same-device tensors (broadcasting)."""
+    dev = x._dev
+    be = dev.backend
+    dt = x._dtype
+    sx, sy = x._shape, y._shape
+    if sx == sy:
+        size = x._size
+        h, host = be.alloc(sx, out_dtype.np)
+        st = be.binary_flat(code, dt.code, x._h, 0, y._h, 0, h, size)
+        out = make(h, host, sx, out_dtype, dev, size)
+    elif y._size == 1 and len(sy) <= len(sx):
+        size = x._size
+        h, host = be.alloc(sx, out_dtype.np)
+        st = be.binary_flat(code, dt.code, x._h, 0, y._h, 1, h, size)
+        out = make(h, host, sx, out_dtype, dev, size)
+    elif x._size == 1 and len(sx) <= len(sy):
+        size = y._size
+        h, host = be.alloc(sy, out_dtype.np)
+        st = be.binary_flat(code, dt.code, x._h, 1, y._h, 0, h, size)
+        out = make(h, host, sy, out_dtype, dev, size)
+    else:
+        shape, size, nd, cshape, astr, bstr = broadcast_plan(sx, sy, be, op)
+        h, host = be.alloc(shape, out_dtype.np)
+        st = be.binary_strided(code, dt.code, nd, cshape, x._h, astr, y._h, bstr, h) if size else 0
+        out = make(h, host, shape, out_dtype, dev, size)
+    if st:
+        kernel_failed(st, "binary", op)
+    return out
+
+
+def binary(name: str, code: int, x, y, op: str, allowed, bool_out: bool = False) -> Tensor:
+    """The full binary-op path: conversion, dtype and device checks, kernel, recording."""
+    if type(x) is not Tensor or type(y) is not Tensor:
+        x, y = coerce_pair(x, y, op)
+    dt = x._dtype
+    if dt is not y._dtype:
+        dtype_mismatch(x, y, op)
+    if x._dev is not y._dev or _scope.stack:
+        from ..dispatch import run_device
+
+        dev = run_device(x, y)
+        x, y = on_device(x, dev), on_device(y, dev)
+    if dt not in allowed:
+        raise InvalidArgumentError(
+            f"{op} does not support {dt.name}; allowed: {', '.join(d.name for d in allowed)}", op)
+    if dt in _HALF:
+        from .math_ops import cast
+
+        out = binary_kernel(code, cast(x, F32), cast(y, F32), BOOL if bool_out else F32, op)
+        out = out if bool_out else cast(out, dt)
+    else:
+        out = binary_kernel(code, x, y, BOOL if bool_out else dt, op)
+    rec = hooks.recorder
+    if rec is not None:
+        rec(name, (x, y), out, None)
+    return out
+
+
+def unary(name: str, code: int, x, op: str, allowed, param: float = 0.0, bool_out: bool = False,
+          attrs=None) -> Tensor:
+    if type(x) is not Tensor:
+        x = to_tensor(x, op)
+    dt = x._dtype
+    if dt not in allowed:
+        raise InvalidArgumentError(
+            f"{op} does not support {dt.name}; allowed: {', '.join(d.name for d in allowed)}", op)
+    dev = x._dev
+    stack = _scope.stack
+    if stack and stack[-1] is not None and stack[-1] is not dev:
+        dev = stack[-1]
+        x = on_device(x, dev)
+    if dt in _HALF:
+        from .math_ops import cast
+
+        out = unary(name, code, cast(x, F32), op, (F32,), param, bool_out, attrs)
+        return out if bool_out else cast(out, dt)
+    out_dt = BOOL if bool_out else dt
+    be = dev.backend
+    size = x._size
+    h, host = be.alloc(x._shape, out_dt.np)
+    st = be.unary(code, dt.code, x._h, h, size, param)
+    if st:
+        kernel_failed(st, "unary", op)
+    out = make(h, host, x._shape, out_dt, dev, size)
+    rec = hooks.recorder
+    if rec is not None:
+        rec(name, (x,), out, attrs)
+    return out
+
+
+BIN = kernels.BINARY_CODES
+UN = kernels.UNARY_CODES
+_ = alloc

@@ -1,0 +1,4 @@
+"""Linear algebra beyond matmul."""
+from __future__ import annotations
+
+__all__: list = []

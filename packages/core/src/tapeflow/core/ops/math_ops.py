@@ -1,0 +1,510 @@
+"""Element-wise math, comparisons, casts, reductions and matmul."""
+from __future__ import annotations
+
+from tapeflow import kernels
+
+from .. import dtypes as _dt
+from ..dispatch import alloc, hooks, kernel_failed, normalize_axes, normalize_axis, register, to_tensor
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor, make
+from . import _ew
+
+F = _dt.FLOATS
+I = _dt.INTS
+N = _dt.NUMERIC
+ALL = _dt.ALL
+B = (_dt.bool_,)
+IB = I + B
+
+# ---- unary ------------------------------------------------------------------
+# name, TensorFlow op name, allowed dtypes, formula, example (input, output)
+_UNARY = [
+    ("negative", "neg", "Neg", N, "-x", ("[1.0, -2.0]", "[-1.0, 2.0]")),
+    ("abs", "abs", "Abs", N, "|x|", ("[-1.5, 2.0]", "[1.5, 2.0]")),
+    ("sign", "sign", "Sign", N, "-1, 0 or 1 by the sign of x (NaN stays NaN)", ("[-3.0, 0.0, 2.0]", "[-1.0, 0.0, 1.0]")),
+    ("square", "square", "Square", N, "x * x", ("[3.0]", "[9.0]")),
+    ("sqrt", "sqrt", "Sqrt", F, "x ** 0.5", ("[4.0]", "[2.0]")),
+    ("rsqrt", "rsqrt", "Rsqrt", F, "1 / sqrt(x)", ("[4.0]", "[0.5]")),
+    ("exp", "exp", "Exp", F, "e ** x", ("[0.0]", "[1.0]")),
+    ("expm1", "expm1", "Expm1", F, "e ** x - 1, accurate near 0", ("[0.0]", "[0.0]")),
+    ("log", "log", "Log", F, "natural logarithm", ("[1.0]", "[0.0]")),
+    ("log1p", "log1p", "Log1p", F, "log(1 + x), accurate near 0", ("[0.0]", "[0.0]")),
+    ("sin", "sin", "Sin", F, "sine", ("[0.0]", "[0.0]")),
+    ("cos", "cos", "Cos", F, "cosine", ("[0.0]", "[1.0]")),
+    ("tan", "tan", "Tan", F, "tangent", ("[0.0]", "[0.0]")),
+    ("asin", "asin", "Asin", F, "inverse sine", ("[0.0]", "[0.0]")),
+    ("acos", "acos", "Acos", F, "inverse cosine", ("[1.0]", "[0.0]")),
+    ("atan", "atan", "Atan", F, "inverse tangent", ("[0.0]", "[0.0]")),
+    ("sinh", "sinh", "Sinh", F, "hyperbolic sine", ("[0.0]", "[0.0]")),
+    ("cosh", "cosh", "Cosh", F, "hyperbolic cosine", ("[0.0]", "[1.0]")),
+    ("tanh", "tanh", "Tanh", F, "hyperbolic tangent", ("[0.0]", "[0.0]")),
+    ("asinh", "asinh", "Asinh", F, "inverse hyperbolic sine", ("[0.0]", "[0.0]")),
+    ("acosh", "acosh", "Acosh", F, "inverse hyperbolic cosine", ("[1.0]", "[0.0]")),
+    ("atanh", "atanh", "Atanh", F, "inverse hyperbolic tangent", ("[0.0]", "[0.0]")),
+    ("sigmoid", "sigmoid", "Sigmoid", F, "1 / (1 + e ** -x)", ("[0.0]", "[0.5]")),
+    ("relu", "relu", "Relu", N, "max(x, 0)", ("[-1.0, 2.0]", "[0.0, 2.0]")),
+    ("softplus", "softplus", "Softplus", F, "log(1 + e ** x), computed stably", ("[0.0]", "[0.6931471824645996]")),
+    ("elu", "elu", "Elu", F, "x if x > 0 else e ** x - 1", ("[1.0, 0.0]", "[1.0, 0.0]")),
+    ("gelu", "gelu", "Gelu", F, "x * Phi(x), the exact (erf) form", ("[0.0]", "[0.0]")),
+    ("selu", "selu", "Selu", F, "scale * (x if x > 0 else alpha * (e ** x - 1))", ("[0.0]", "[0.0]")),
+    ("floor", "floor", "Floor", F, "largest integer <= x", ("[1.5, -1.5]", "[1.0, -2.0]")),
+    ("ceil", "ceil", "Ceil", F, "smallest integer >= x", ("[1.5, -1.5]", "[2.0, -1.0]")),
+    ("round", "round", "Round", F, "nearest integer, halves to even (banker's rounding)", ("[0.5, 1.5, 2.5]", "[0.0, 2.0, 2.0]")),
+    ("reciprocal", "reciprocal", "Reciprocal", F, "1 / x", ("[4.0]", "[0.25]")),
+    ("erf", "erf", "Erf", F, "the Gauss error function", ("[0.0]", "[0.0]")),
+    ("erfc", "erfc", "Erfc", F, "1 - erf(x)", ("[0.0]", "[1.0]")),
+    ("logical_not", "logical_not", "LogicalNot", B, "not x", ("[True, False]", "[False, True]")),
+    ("bitwise_not", "bitwise_not", "Invert", IB, "~x (bit inversion)", ("[0]", "[-1]")),
+    ("is_nan", "isnan", "IsNan", F, "x is NaN", ("[1.0]", "[False]")),
+    ("is_inf", "isinf", "IsInf", F, "x is +-inf", ("[1.0]", "[False]")),
+    ("is_finite", "isfinite", "IsFinite", F, "x is neither NaN nor +-inf", ("[1.0]", "[True]")),
+    ("relu6", "relu6", "Relu6", F, "min(max(x, 0), 6)", ("[-1.0, 7.0]", "[0.0, 6.0]")),
+    ("log_sigmoid", "log_sigmoid", "LogSigmoid", F, "log(sigmoid(x)) = -softplus(-x)", ("[0.0]", "[-0.6931471824645996]")),
+    ("silu", "silu", "Silu", F, "x * sigmoid(x) (also called swish)", ("[0.0]", "[0.0]")),
+    ("lgamma", "lgamma", "Lgamma", F, "log |Gamma(x)|", ("[1.0]", "[0.0]")),
+    ("digamma", "digamma", "Digamma", F, "d/dx lgamma(x)", ("[1.0]", "[-0.5772156715393066]")),
+    ("softsign", "softsign", "Softsign", F, "x / (1 + |x|)", ("[1.0]", "[0.5]")),
+]
+_BOOL_OUT = {"is_nan", "is_inf", "is_finite"}
+
+
+def _make_unary(name, kname, tf_name, allowed, formula, example):
+    code = _ew.UN[kname]
+    bool_out = name in _BOOL_OUT
+    unary = _ew.unary
+
+    def op(x, name=None):
+        return unary(opname, code, x, tf_name, allowed, 0.0, bool_out)
+
+    opname = name
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"{formula}, element-wise.\n\n"
+                  f"    >>> import tapeflow as tf\n"
+                  f"    >>> tf.{name}(tf.constant({example[0]})).numpy().tolist()\n"
+                  f"    {example[1]}\n")
+    register(name, tf_name, nondiff="boolean output" if bool_out or allowed in (B, IB) else None)(op)
+    return op
+
+
+for _row in _UNARY:
+    globals()[_row[0]] = _make_unary(*_row)
+
+
+@register("leaky_relu", "LeakyRelu")
+def leaky_relu(features, alpha=0.2, name=None):
+    """x if x > 0 else alpha * x.
+
+    >>> import tapeflow as tf
+    >>> tf.nn.leaky_relu(tf.constant([-1.0, 2.0]), alpha=0.1).numpy().tolist()
+    [-0.10000000149011612, 2.0]
+    """
+    return _ew.unary("leaky_relu", _ew.UN["leaky_relu"], features, "LeakyRelu", F, float(alpha),
+                     attrs={"alpha": float(alpha)})
+
+
+# ---- binary -----------------------------------------------------------------
+# name, kernel op, TF op, allowed, formula, example (x, y, out)
+_BINARY = [
+    ("add", "add", "AddV2", N, "x + y", ("[1, 2]", "[10, 20]", "[11, 22]")),
+    ("subtract", "sub", "Sub", N, "x - y", ("[5, 7]", "[1, 2]", "[4, 5]")),
+    ("multiply", "mul", "Mul", N, "x * y", ("[2, 3]", "[4, 5]", "[8, 15]")),
+    ("real_div", "div", "RealDiv", F, "x / y for floats", ("[1.0, 3.0]", "[2.0, 4.0]", "[0.5, 0.75]")),
+    ("floordiv", "floordiv", "FloorDiv", N, "floor(x / y) (Python's //)", ("[7, -7]", "[2, 2]", "[3, -4]")),
+    ("floormod", "mod", "FloorMod", N, "x - floor(x / y) * y (Python's %: the sign follows y)",
+     ("[7, -7]", "[3, 3]", "[1, 2]")),
+    ("pow", "pow", "Pow", N, "x ** y", ("[2.0, 3.0]", "[3.0, 2.0]", "[8.0, 9.0]")),
+    ("maximum", "maximum", "Maximum", N, "max(x, y) (NaN propagates)", ("[1, 5]", "[3, 2]", "[3, 5]")),
+    ("minimum", "minimum", "Minimum", N, "min(x, y) (NaN propagates)", ("[1, 5]", "[3, 2]", "[1, 2]")),
+    ("atan2", "atan2", "Atan2", F, "the angle of (y=x, x=y): atan2(x, y)", ("[0.0]", "[1.0]", "[0.0]")),
+    ("squared_difference", "squared_difference", "SquaredDifference", N, "(x - y) ** 2",
+     ("[1.0, 5.0]", "[3.0, 2.0]", "[4.0, 9.0]")),
+    ("div_no_nan", "div_no_nan", "DivNoNan", F, "x / y, and 0 where y == 0", ("[1.0, 1.0]", "[2.0, 0.0]", "[0.5, 0.0]")),
+    ("equal", "equal", "Equal", ALL, "x == y", ("[1, 2]", "[1, 3]", "[True, False]")),
+    ("not_equal", "not_equal", "NotEqual", ALL, "x != y", ("[1, 2]", "[1, 3]", "[False, True]")),
+    ("less", "less", "Less", N, "x < y", ("[1, 2]", "[2, 2]", "[True, False]")),
+    ("less_equal", "less_equal", "LessEqual", N, "x <= y", ("[1, 3]", "[2, 2]", "[True, False]")),
+    ("greater", "greater", "Greater", N, "x > y", ("[3, 2]", "[2, 2]", "[True, False]")),
+    ("greater_equal", "greater_equal", "GreaterEqual", N, "x >= y", ("[1, 3]", "[2, 2]", "[False, True]")),
+    ("logical_and", "logical_and", "LogicalAnd", B, "x and y", ("[True, True]", "[True, False]", "[True, False]")),
+    ("logical_or", "logical_or", "LogicalOr", B, "x or y", ("[False, True]", "[False, False]", "[False, True]")),
+    ("logical_xor", "logical_xor", "LogicalXor", B, "x xor y", ("[True, True]", "[True, False]", "[False, True]")),
+    ("bitwise_and", "bitwise_and", "BitwiseAnd", IB, "x & y", ("[12]", "[10]", "[8]")),
+    ("bitwise_or", "bitwise_or", "BitwiseOr", IB, "x | y", ("[12]", "[10]", "[14]")),
+    ("bitwise_xor", "bitwise_xor", "BitwiseXor", IB, "x ^ y", ("[12]", "[10]", "[6]")),
+    ("left_shift", "left_shift", "LeftShift", I, "x << y", ("[1]", "[3]", "[8]")),
+    ("right_shift", "right_shift", "RightShift", I, "x >> y", ("[16]", "[2]", "[4]")),
+]
+_CMP = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_NONDIFF = _CMP | {"floordiv", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+                   "bitwise_xor", "left_shift", "right_shift"}
+
+
+def _make_binary(name, kname, tf_name, allowed, formula, example):
+    code = _ew.BIN[kname]
+    bool_out = name in _CMP
+    binary = _ew.binary
+
+    def op(x, y, name=None):
+        return binary(opname, code, x, y, tf_name, allowed, bool_out)
+
+    opname = name
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"{formula}, element-wise, with broadcasting.\n\n"
+                  f"    >>> import tapeflow as tf\n"
+                  f"    >>> tf.{'math.' if name in ('real_div', 'floormod', 'div_no_nan') else ''}{name}"
+                  f"(tf.constant({example[0]}), tf.constant({example[1]})).numpy().tolist()\n"
+                  f"    {example[2]}\n")
+    reason = None
+    if name in _NONDIFF:
+        reason = "boolean output" if name in _CMP or allowed in (B, IB) else "piecewise constant (integer-valued)"
+        if allowed in (I, IB):
+            reason = "integer-only op"
+    register(name, tf_name, nondiff=reason)(op)
+    return op
+
+
+for _row in _BINARY:
+    globals()[_row[0]] = _make_binary(*_row)
+
+# gradient helpers with their own kernels: g * (x > 0), g * (1 - y**2), g * y * (1 - y)
+for _name, _tf in (("relu_grad", "ReluGrad"), ("tanh_grad", "TanhGrad"), ("sigmoid_grad", "SigmoidGrad")):
+    globals()[_name] = _make_binary(_name, _name, _tf, F, {
+        "relu_grad": "g * (x > 0): the gradient of relu, as relu_grad(g, x)",
+        "tanh_grad": "g * (1 - y * y): the gradient of tanh from its output, as tanh_grad(g, y)",
+        "sigmoid_grad": "g * y * (1 - y): the gradient of sigmoid from its output, as sigmoid_grad(g, y)",
+    }[_name], {"relu_grad": ("[1.0, 1.0]", "[-1.0, 2.0]", "[0.0, 1.0]"),
+               "tanh_grad": ("[1.0]", "[0.0]", "[1.0]"),
+               "sigmoid_grad": ("[1.0]", "[0.5]", "[0.25]")}[_name])
+
+
+@register("truediv", "TrueDiv", kind="composite")
+def truediv(x, y, name=None):
+    """x / y; integer inputs are cast first (int8, uint8, int16 to float32; int32, int64 to float64).
+
+    >>> import tapeflow as tf
+    >>> tf.truediv(tf.constant([1, 3]), tf.constant([2, 4])).numpy().tolist()
+    [0.5, 0.75]
+    """
+    if type(x) is not Tensor or type(y) is not Tensor:
+        x, y = _ew.coerce_pair(x, y, "TrueDiv")
+    dt = x._dtype
+    if dt.is_integer and dt is y._dtype:
+        target = _dt.float64 if dt.size >= 4 else _dt.float32
+        x, y = cast(x, target), cast(y, target)
+    return real_div(x, y)
+
+
+divide = truediv
+
+
+@register("add_n", "AddN", kind="composite")
+def add_n(inputs, name=None):
+    """The sum of a list of same-shaped tensors.
+
+    >>> import tapeflow as tf
+    >>> tf.add_n([tf.constant([1.0]), tf.constant([2.0]), tf.constant([3.0])]).numpy().tolist()
+    [6.0]
+    """
+    inputs = list(inputs)
+    if not inputs:
+        raise InvalidArgumentError("add_n needs at least one input", "AddN")
+    total = inputs[0] if isinstance(inputs[0], Tensor) else to_tensor(inputs[0], "AddN")
+    for t in inputs[1:]:
+        total = add(total, t)
+    return total
+
+
+# ---- cast -------------------------------------------------------------------
+
+@register("cast", "Cast")
+def cast(x, dtype, name=None):
+    """``x`` converted to ``dtype``.  Float to integer truncates toward zero (saturating; NaN -> 0).
+
+    >>> import tapeflow as tf
+    >>> tf.cast(tf.constant([1.7, -1.7]), tf.int32).numpy().tolist()
+    [1, -1]
+    """
+    dtype = _dt.as_dtype(dtype)
+    if type(x) is not Tensor:
+        x = to_tensor(x, "Cast")
+    if x._dtype is dtype:
+        return x
+    dev = x._dev
+    h, host = dev.backend.alloc(x._shape, dtype.np)
+    st = dev.backend.cast(x._dtype.code, x._h, dtype.code, h, x._size)
+    if st:
+        kernel_failed(st, "cast", "Cast")
+    out = make(h, host, x._shape, dtype, dev, x._size)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("cast", (x,), out, {"dtype": dtype})
+    return out
+
+
+# ---- reductions -------------------------------------------------------------
+
+def _reduce_plan(shape, axes):
+    """(outer, r, inner, perm): the kernel's view of reducing ``axes``; perm is a
+    transpose needed first (None when the reduced axes are already adjacent)."""
+    groups = []  # [size, reduced]
+    for i, d in enumerate(shape):
+        if d == 1:
+            continue
+        red = i in axes
+        if groups and groups[-1][1] == red:
+            groups[-1][0] *= d
+        else:
+            groups.append([d, red])
+    flags = [g[1] for g in groups]
+    sizes = [g[0] for g in groups]
+    if flags.count(True) <= 1:
+        if True not in flags:
+            return 1, 1, _prod(sizes), None
+        k = flags.index(True)
+        return _prod(sizes[:k]), sizes[k], _prod(sizes[k + 1:]), None
+    kept = [i for i in range(len(shape)) if i not in axes]
+    perm = kept + list(axes)
+    return _prod([shape[i] for i in kept]), _prod([shape[i] for i in axes]), 1, perm
+
+
+def _prod(xs):
+    p = 1
+    for v in xs:
+        p *= v
+    return p
+
+
+def _reduce(name, code, x, axis, keepdims, tf_name, allowed, attrs_name=None):
+    if type(x) is not Tensor:
+        x = to_tensor(x, tf_name)
+    dt = x._dtype
+    if dt not in allowed:
+        raise InvalidArgumentError(f"{tf_name} does not support {dt.name}; allowed: "
+                                   f"{', '.join(d.name for d in allowed)}", tf_name)
+    shape = x._shape
+    axes = normalize_axes(axis, len(shape), tf_name)
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
+        tuple(d for i, d in enumerate(shape) if i not in axes)
+    src = x
+    if dt in _ew._HALF:
+        src = cast(x, _dt.float32)
+    outer, r, inner, perm = _reduce_plan(shape, axes)
+    if perm is not None:
+        from .array_ops import transpose
+
+        src = transpose(src, perm)
+    dev = x._dev
+    out = alloc(out_shape, src._dtype, dev)
+    st = dev.backend.reduce(code, src._dtype.code, src._h, out._h, outer, r, inner)
+    if st:
+        kernel_failed(st, "reduce", tf_name)
+    if r == 0 and name == "reduce_mean" and dt.is_floating:
+        from .array_ops import fill
+
+        out = fill(out_shape, float("nan"), src._dtype)
+    if src._dtype is not dt:
+        out = cast(out, dt)
+    rec = hooks.recorder
+    if rec is not None:
+        rec(name, (x,), out, {"axis": axes, "keepdims": bool(keepdims)})
+    return out
+
+
+_RED = kernels.REDUCE_CODES
+
+
+@register("reduce_sum", "Sum")
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """Sum over ``axis`` (an int, a list, or None for all).
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant([[1, 2], [3, 4]])
+    >>> tf.reduce_sum(x).numpy(), tf.reduce_sum(x, axis=0).numpy().tolist()
+    (np.int32(10), [4, 6])
+    """
+    return _reduce("reduce_sum", _RED["sum"], input_tensor, axis, keepdims, "Sum", N)
+
+
+@register("reduce_prod", "Prod")
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    """Product over ``axis``.
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_prod(tf.constant([1.0, 2.0, 3.0])).numpy()
+    np.float32(6.0)
+    """
+    return _reduce("reduce_prod", _RED["prod"], input_tensor, axis, keepdims, "Prod", N)
+
+
+@register("reduce_mean", "Mean")
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """Mean over ``axis`` (integer means truncate, as in TensorFlow).
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_mean(tf.constant([[1.0, 2.0], [3.0, 4.0]]), axis=1).numpy().tolist()
+    [1.5, 3.5]
+    """
+    return _reduce("reduce_mean", _RED["mean"], input_tensor, axis, keepdims, "Mean", N)
+
+
+@register("reduce_max", "Max")
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """Maximum over ``axis`` (NaN propagates; an empty reduction gives the dtype's lowest value).
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_max(tf.constant([[1, 5], [3, 2]]), axis=1).numpy().tolist()
+    [5, 3]
+    """
+    return _reduce("reduce_max", _RED["max"], input_tensor, axis, keepdims, "Max", N + B)
+
+
+@register("reduce_min", "Min")
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """Minimum over ``axis``.
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_min(tf.constant([[1, 5], [3, 2]]), axis=0).numpy().tolist()
+    [1, 2]
+    """
+    return _reduce("reduce_min", _RED["min"], input_tensor, axis, keepdims, "Min", N + B)
+
+
+@register("reduce_any", "Any", nondiff="boolean output")
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical or over ``axis`` (bool input).
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_any(tf.constant([False, True])).numpy()
+    np.True_
+    """
+    return _reduce("reduce_any", _RED["any"], input_tensor, axis, keepdims, "Any", B)
+
+
+@register("reduce_all", "All", nondiff="boolean output")
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """Logical and over ``axis`` (bool input).
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_all(tf.constant([False, True])).numpy()
+    np.False_
+    """
+    return _reduce("reduce_all", _RED["all"], input_tensor, axis, keepdims, "All", B)
+
+
+def _argreduce(which, x, axis, output_type, tf_name):
+    if type(x) is not Tensor:
+        x = to_tensor(x, tf_name)
+    if x._dtype not in ALL:
+        raise InvalidArgumentError(f"{tf_name} does not support {x._dtype.name}", tf_name)
+    shape = x._shape
+    if axis is None:
+        axis = 0
+    if not shape:
+        raise InvalidArgumentError("cannot take an arg-reduction of a scalar (shape ())", tf_name)
+    ax = normalize_axis(axis, len(shape), tf_name)
+    if shape[ax] == 0:
+        raise InvalidArgumentError(f"reduction axis {ax} is empty (shape {tuple(shape)})", tf_name)
+    src = cast(x, _dt.float32) if x._dtype in _ew._HALF else x
+    out_shape = shape[:ax] + shape[ax + 1:]
+    out = alloc(out_shape, _dt.int64, x._dev)
+    st = x._dev.backend.argreduce(which, src._dtype.code, src._h, out._h, _prod(shape[:ax]), shape[ax],
+                                  _prod(shape[ax + 1:]))
+    if st:
+        kernel_failed(st, "argreduce", tf_name)
+    output_type = _dt.as_dtype(output_type)
+    if output_type is not _dt.int64:
+        out = cast(out, output_type)
+    return out
+
+
+@register("argmax", "ArgMax", nondiff="integer output")
+def argmax(input, axis=None, output_type=_dt.int64, name=None):
+    """Index of the largest value along ``axis`` (default 0); the first one on ties.
+
+    >>> import tapeflow as tf
+    >>> tf.argmax(tf.constant([[1, 5], [3, 2]]), axis=1).numpy().tolist()
+    [1, 0]
+    """
+    return _argreduce(0, input, axis, output_type, "ArgMax")
+
+
+@register("argmin", "ArgMin", nondiff="integer output")
+def argmin(input, axis=None, output_type=_dt.int64, name=None):
+    """Index of the smallest value along ``axis`` (default 0).
+
+    >>> import tapeflow as tf
+    >>> tf.argmin(tf.constant([[1, 5], [3, 2]]), axis=0).numpy().tolist()
+    [0, 1]
+    """
+    return _argreduce(1, input, axis, output_type, "ArgMin")
+
+
+# ---- matmul -----------------------------------------------------------------
+
+@register("matmul", "MatMul")
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None):
+    """Matrix product of the last two axes, batched over the leading axes (which broadcast).
+
+    >>> import tapeflow as tf
+    >>> print(tf.matmul([[2.]], [[2.]]))
+    Tensor([[4.]], shape=(1, 1), dtype=float32)
+    """
+    if type(a) is not Tensor or type(b) is not Tensor:
+        a, b = _ew.coerce_pair(a, b, "MatMul")
+    ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
+    dt = a._dtype
+    if dt is not b._dtype:
+        _ew.dtype_mismatch(a, b, "MatMul")
+    if dt not in N:
+        raise InvalidArgumentError(f"MatMul does not support {dt.name}; allowed: "
+                                   f"{', '.join(d.name for d in N)}", "MatMul")
+    if a._dev is not b._dev or _ew._scope.stack:
+        from ..dispatch import on_device, run_device
+
+        dev = run_device(a, b)
+        a, b = on_device(a, dev), on_device(b, dev)
+    sa, sb = a._shape, b._shape
+    if len(sa) < 2 or len(sb) < 2:
+        raise InvalidArgumentError(f"matmul needs tensors of rank >= 2, got shapes {tuple(sa)} and {tuple(sb)}",
+                                   "MatMul")
+    m, k = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
+    k2, n = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
+    if k != k2:
+        raise InvalidArgumentError(
+            f"inner dimensions differ: {tuple(sa)}{'ᵀ' if ta else ''} @ {tuple(sb)}{'ᵀ' if tb else ''} "
+            f"({k} vs {k2})", "MatMul")
+    src_a, src_b = a, b
+    if dt in _ew._HALF:
+        src_a, src_b = cast(a, _dt.float32), cast(b, _dt.float32)
+    ba, bb = sa[:-2], sb[:-2]
+    if ba == bb:
+        batch = _prod(ba)
+        bstr_a, bstr_b, bshape = m * k, k * n, ba
+    elif _prod(ba) == 1 and len(ba) <= len(bb):
+        batch, bstr_a, bstr_b, bshape = _prod(bb), 0, k * n, bb
+    elif _prod(bb) == 1 and len(bb) <= len(ba):
+        batch, bstr_a, bstr_b, bshape = _prod(ba), m * k, 0, ba
+    else:
+        from .array_ops import broadcast_to
+
+        bshape = _ew.broadcast_shape(ba, bb, "MatMul")
+        src_a = broadcast_to(src_a, bshape + sa[-2:])
+        src_b = broadcast_to(src_b, bshape + sb[-2:])
+        batch, bstr_a, bstr_b = _prod(bshape), m * k, k * n
+    dev = a._dev
+    out_shape = tuple(bshape) + (m, n)
+    h, host = dev.backend.alloc(out_shape, src_a._dtype.np)
+    st = dev.backend.matmul(src_a._dtype.code, ta, tb, batch, m, n, k, src_a._h, bstr_a, src_b._h, bstr_b, h)
+    if st:
+        kernel_failed(st, "matmul", "MatMul")
+    out = make(h, host, out_shape, src_a._dtype, dev, batch * m * n)
+    if out._dtype is not dt:
+        out = cast(out, dt)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("matmul", (a, b), out, {"transpose_a": ta, "transpose_b": tb})
+    return out
+
+
+__all__ = [n for n, v in list(globals().items()) if callable(v) and getattr(v, "__module__", None) == __name__
+           and not n.startswith("_")] + ["divide"]

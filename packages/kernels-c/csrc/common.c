@@ -1,0 +1,33 @@
+#include "tpf.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#include <pmmintrin.h>
+#endif
+
+int tpf_num_threads = 0;
+int tpf_ftz = 1;
+
+void tpf_fp_enter(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int csr = _mm_getcsr();
+    unsigned int want = tpf_ftz ? (csr | 0x8040) : (csr & ~0x8040u);
+    if (want != csr) _mm_setcsr(want);
+#endif
+}
+
+int tpf_set_num_threads(int n) {
+    if (n < 0) return TPF_EBADARG;
+    tpf_num_threads = n;
+    return TPF_OK;
+}
+
+int tpf_get_num_threads(void) {
+#ifdef _OPENMP
+    return tpf_num_threads > 0 ? tpf_num_threads : omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+int tpf_set_ftz(int on) { tpf_ftz = on ? 1 : 0; return TPF_OK; }
+int tpf_get_ftz(void) { return tpf_ftz; }

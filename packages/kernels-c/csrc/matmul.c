@@ -1,0 +1,55 @@
+/* Batched matrix multiply: float32/float64 through OpenBLAS's cblas,
+ * integer dtypes through a plain loop.  out[b] = op(a[b]) @ op(b[b]) with
+ * op = transpose when ta/tb is set; a batch stride of 0 broadcasts an operand. */
+#include "tpf.h"
+#include <cblas.h>
+
+#define IMM(T)                                                                        \
+static void imm_##T(int ta, int tb, int64_t m, int64_t n, int64_t k,                  \
+                    const T *A, const T *B, T *C) {                                   \
+    for (int64_t i = 0; i < m; i++)                                                   \
+        for (int64_t j = 0; j < n; j++) {                                             \
+            T s = 0;                                                                  \
+            for (int64_t p = 0; p < k; p++)                                           \
+                s += (ta ? A[p * m + i] : A[i * k + p]) * (tb ? B[j * k + p] : B[p * n + j]); \
+            C[i * n + j] = s;                                                         \
+        }                                                                             \
+}
+IMM(int8_t) IMM(uint8_t) IMM(int16_t) IMM(int32_t) IMM(int64_t)
+
+int tpf_matmul(int dt, int ta, int tb, int64_t batch, int64_t m, int64_t n, int64_t k,
+               const void *a, int64_t a_bstride, const void *b, int64_t b_bstride, void *out) {
+    if (batch < 0 || m < 0 || n < 0 || k < 0) return TPF_EBADSIZE;
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX) return TPF_EBADSIZE;
+    size_t es = tpf_dtype_size(dt);
+    if (!es || dt == TPF_F16 || dt == TPF_BF16 || dt == TPF_BOOL) return TPF_EBADDTYPE;
+    if (m * n == 0 || batch == 0) return TPF_OK;
+    if (k == 0) { memset(out, 0, (size_t)(batch * m * n) * es); return TPF_OK; }
+    tpf_fp_enter();
+    for (int64_t i = 0; i < batch; i++) {
+        const char *A = (const char *)a + i * a_bstride * es;
+        const char *B = (const char *)b + i * b_bstride * es;
+        char *C = (char *)out + i * m * n * es;
+        int lda = ta ? (int)m : (int)k, ldb = tb ? (int)k : (int)n;
+        enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+        switch (dt) {
+        case TPF_F32:
+            scipy_cblas_sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, 1.0f,
+                              (const float *)A, lda, (const float *)B, ldb, 0.0f, (float *)C, (int)n);
+            break;
+        case TPF_F64:
+            scipy_cblas_dgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, 1.0,
+                              (const double *)A, lda, (const double *)B, ldb, 0.0, (double *)C, (int)n);
+            break;
+        case TPF_I8: imm_int8_t(ta, tb, m, n, k, (const void *)A, (const void *)B, (void *)C); break;
+        case TPF_U8: imm_uint8_t(ta, tb, m, n, k, (const void *)A, (const void *)B, (void *)C); break;
+        case TPF_I16: imm_int16_t(ta, tb, m, n, k, (const void *)A, (const void *)B, (void *)C); break;
+        case TPF_I32: imm_int32_t(ta, tb, m, n, k, (const void *)A, (const void *)B, (void *)C); break;
+        case TPF_I64: imm_int64_t(ta, tb, m, n, k, (const void *)A, (const void *)B, (void *)C); break;
+        default: return TPF_EBADDTYPE;
+        }
+    }
+    return TPF_OK;
+}
+
+int tpf_blas_set_num_threads(int n) { scipy_openblas_set_num_threads(n); return TPF_OK; }

@@ -1,0 +1,41 @@
+"""The CPU backend: NumPy arrays hold the memory, C kernels (cffi) do the work."""
+from __future__ import annotations
+
+import numpy as np
+
+from .backend import Backend
+
+
+class CPUBackend(Backend):
+    name = "cpu"
+
+    def __init__(self):
+        from . import _cpu  # the compiled library (built at install time)
+
+        self.ffi, self.lib = ffi, lib = _cpu.ffi, _cpu.lib
+        from_buffer = ffi.from_buffer
+        empty = np.empty
+
+        def alloc(shape, np_dtype):
+            host = empty(shape, np_dtype)
+            return from_buffer(host), host
+
+        def from_numpy(array):
+            host = np.array(array, order="C", copy=True)
+            return from_buffer(host), host
+
+        self.alloc = alloc
+        self.from_numpy = from_numpy
+        self.new_int64 = lambda values: ffi.new("int64_t[]", list(values))
+        self.host_ptr = from_buffer  # small host-side parameter arrays (fill values, ...)
+        # the kernel table: C entry points called directly (they take handles)
+        prefix = "tpf_"
+        self.KERNELS = tuple(n[len(prefix):] for n in dir(lib) if n.startswith(prefix))
+        for kname in self.KERNELS:
+            setattr(self, kname, getattr(lib, prefix + kname))
+
+    def to_numpy(self, handle, host, shape, np_dtype):
+        return host
+
+    def threads(self) -> int:
+        return self.lib.tpf_get_num_threads()
