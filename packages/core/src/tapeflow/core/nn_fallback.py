@@ -7,7 +7,7 @@ from . import ops as _ops
 
 
 def module(dist: str) -> types.ModuleType:
-    names = {n: getattr(_ops, n) for n in _ops.nn_ops.__all__}
+    names = {n: getattr(_ops, n) for n in _ops.nn_ops.__all__ + _ops.conv_ops.__all__}
 
     mod = types.ModuleType("tapeflow.nn", "core's nn ops (tapeflow-nn is not installed)")
     mod.__dict__.update(names)

@@ -10,10 +10,12 @@ from .math_ops import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_x
 from .array_ops import *  # noqa: F401,F403
 from . import math_ops, array_ops  # noqa: F401
 
-# optional op families register themselves on import
-from . import nn_ops, random_ops, linalg_ops  # noqa: F401,E402
+# each family module lists its public ops in __all__
+from . import nn_ops, random_ops, linalg_ops, conv_ops  # noqa: F401,E402
 from .nn_ops import *  # noqa: F401,F403,E402
+from .random_ops import *  # noqa: F401,F403,E402
 from .linalg_ops import *  # noqa: F401,F403,E402
+from .conv_ops import *  # noqa: F401,F403,E402
 
 
 def _bool_or(x, y):
