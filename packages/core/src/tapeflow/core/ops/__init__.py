@@ -11,7 +11,8 @@ from .array_ops import *  # noqa: F401,F403
 from . import math_ops, array_ops  # noqa: F401
 
 # each family module lists its public ops in __all__
-from . import nn_ops, random_ops, linalg_ops, conv_ops  # noqa: F401,E402
+from . import nn_ops, random_ops, linalg_ops, conv_ops, grad_ops  # noqa: F401,E402
+from .grad_ops import *  # noqa: F401,F403,E402
 from .nn_ops import *  # noqa: F401,F403,E402
 from .random_ops import *  # noqa: F401,F403,E402
 from .linalg_ops import *  # noqa: F401,F403,E402
