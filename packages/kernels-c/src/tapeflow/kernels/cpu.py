@@ -6,10 +6,28 @@ import numpy as np
 from .backend import Backend
 
 
+def _preload_openblas():
+    """Load scipy-openblas32's library globally before our extension, which links to it.
+
+    The extension's rpath points at the folder it was built against, which an
+    isolated build deletes; a library already loaded under the same soname is
+    found regardless.
+    """
+    import ctypes
+    import os
+
+    import scipy_openblas32
+
+    path = os.path.join(scipy_openblas32.get_lib_dir(), f"lib{scipy_openblas32.get_library()}.so")
+    if os.path.exists(path):
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+
+
 class CPUBackend(Backend):
     name = "cpu"
 
     def __init__(self):
+        _preload_openblas()
         from . import _cpu  # the compiled library (built at install time)
 
         self.ffi, self.lib = ffi, lib = _cpu.ffi, _cpu.lib

@@ -1,0 +1,115 @@
+"""Every tapeflow workflow is a nox session.
+
+    nox -s tests      the whole test suite, once per backend present (cpu, opencl, cuda)
+    nox -s demo       install the full stack and run the main job
+    nox -s bench      benchmarks beside NumPy / PyTorch / TensorFlow, in one run
+    nox -s lint       ruff
+    nox -s install    fresh installs of each install shape (core + autodiff alone, full stack),
+                      regular and editable
+    nox -s docs       the Sphinx site, warnings as errors, examples run as tests
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import nox
+
+ROOT = pathlib.Path(__file__).resolve().parent
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = False
+
+# dependency order; a package folder without a pyproject.toml is not there yet
+ORDER = ["kernels-c", "core", "autodiff", "data", "nn"]
+EXTRAS = {"nn": "[summary]", "data": "[digits]"}
+TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5"]
+BACKENDS = ["cpu", "opencl", "cuda"]
+
+
+def present(names=ORDER) -> list:
+    return [n for n in names if (ROOT / "packages" / n / "pyproject.toml").exists()]
+
+
+def install_packages(session, names, editable=False, extras=True):
+    """Install tapeflow packages from this checkout (each is its own distribution)."""
+    args = []
+    for n in present(names):
+        path = str(ROOT / "packages" / n) + (EXTRAS.get(n, "") if extras else "")
+        args += ["-e", path] if editable else [path]
+    session.install(*args)
+
+
+def backend_available(session, backend: str) -> bool:
+    if backend == "cpu":
+        return True
+    probe = ("import sys, tapeflow.kernels as k\n"
+             f"try:\n    k.get_backend({backend!r})\nexcept Exception as e:\n    print(e); sys.exit(1)")
+    try:
+        session.run("python", "-c", probe, silent=True)
+        return True
+    except nox.command.CommandFailed:
+        return False
+
+
+@nox.session
+@nox.parametrize("backend", BACKENDS)
+def tests(session, backend):
+    """The whole suite (every package's tests and tests/) on one backend."""
+    install_packages(session, ORDER)
+    session.install(*TEST_DEPS, "tensorboard")
+    if not backend_available(session, backend):
+        session.skip(f"no {backend} device on this machine: the {backend} leg is skipped")
+    paths = [f"packages/{n}/tests" for n in present()] + ["tests"]
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs,
+                env={"TAPEFLOW_DEVICE": f"{backend}:0"})
+
+
+@nox.session
+def demo(session):
+    """The main job: the eager tour, then (with tapeflow-nn) training the digits CNN."""
+    install_packages(session, ORDER)
+    session.run("python", "examples/eager_tour.py")
+    if (ROOT / "examples" / "demo.py").exists() and "nn" in present():
+        session.run("python", "examples/demo.py", *session.posargs)
+
+
+@nox.session
+def bench(session):
+    """Benchmarks, printed as ratios against NumPy / PyTorch / TensorFlow measured in the same run."""
+    install_packages(session, ORDER)
+    session.install("torch==2.13.0", "tensorflow-cpu", "psutil")
+    session.run("python", "benchmarks/run_all.py", *session.posargs)
+
+
+@nox.session
+def lint(session):
+    session.install("ruff")
+    session.run("ruff", "check", "packages", "tests", "benchmarks", "examples", "noxfile.py")
+
+
+SHAPES = {"core+autodiff": ["kernels-c", "core", "autodiff"], "full": ORDER}
+
+
+@nox.session
+@nox.parametrize("editable", [False, True], ids=["regular", "editable"])
+@nox.parametrize("shape", list(SHAPES))
+def install(session, shape, editable):
+    """A fresh venv per install shape: what is installed works, what is not says how to install it."""
+    install_packages(session, SHAPES[shape], editable=editable, extras=False)
+    session.install("pytest>=8")
+    session.run("python", "tests/install_check.py", ",".join(present(SHAPES[shape])),
+                env={"TAPEFLOW_INSTALL_SHAPE": shape})
+
+
+@nox.session
+def docs(session):
+    """Build the Sphinx site with warnings as errors and run its examples."""
+    install_packages(session, ORDER)
+    session.install("-r", "docs/requirements.txt")
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+    session.run("sphinx-build", "-W", "--keep-going", "-b", "doctest", "docs", "docs/_build/doctest")
+
+
+_ = (os, subprocess, sys)
