@@ -1,0 +1,235 @@
+/* Sorting along the last axis (sort, argsort, top_k) and scans (cumsum, cumprod).
+ *
+ * Sorting works on (key, index) pairs with keys widened to float (f16, bf16,
+ * f32), double (f64) or int64 (integers and bool), by a stable merge sort
+ * (insertion-sorted runs of 16), one row per thread.  NaN sorts above every
+ * number.  Values are copied from the input by element size, so half-precision
+ * values come out bit for bit.  top_k keeps a heap of the k best when k is small
+ * against the row; ties go to the lower index, as in TensorFlow.
+ */
+#include "tpf.h"
+#include <stdlib.h>
+
+#define NOT_NAN(x) 0
+#define IS_NAN_F(x) isnan(x)
+
+#define DEF_PAIR(KT, SUF, ISNAN)                                                               \
+typedef struct { KT k; int64_t i; } pair_##SUF;                                                 \
+static inline int asc_##SUF(pair_##SUF a, pair_##SUF b) { return a.k < b.k || (ISNAN(b.k) && !ISNAN(a.k)); } \
+static inline int desc_##SUF(pair_##SUF a, pair_##SUF b) { return a.k > b.k || (ISNAN(a.k) && !ISNAN(b.k)); } \
+static inline int desctb_##SUF(pair_##SUF a, pair_##SUF b) {                                    \
+    if (desc_##SUF(a, b)) return 1;                                                              \
+    if (desc_##SUF(b, a)) return 0;                                                              \
+    return a.i < b.i;                                                                            \
+}
+
+#define DEF_MSORT(SUF, CMP)                                                                     \
+static void msort_##CMP##_##SUF(pair_##SUF *a, pair_##SUF *t, int64_t n) {                      \
+    const int64_t RUN = 16;                                                                      \
+    for (int64_t s = 0; s < n; s += RUN) {                                                       \
+        int64_t e = s + RUN < n ? s + RUN : n;                                                   \
+        for (int64_t i = s + 1; i < e; i++) {                                                    \
+            pair_##SUF v = a[i]; int64_t j = i;                                                  \
+            while (j > s && CMP##_##SUF(v, a[j - 1])) { a[j] = a[j - 1]; j--; }                  \
+            a[j] = v;                                                                            \
+        }                                                                                        \
+    }                                                                                            \
+    pair_##SUF *src = a, *dst = t;                                                               \
+    for (int64_t w = RUN; w < n; w *= 2) {                                                       \
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {                                              \
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;          \
+            int64_t i = lo, j = mid, o = lo;                                                     \
+            while (i < mid && j < hi) dst[o++] = CMP##_##SUF(src[j], src[i]) ? src[j++] : src[i++]; \
+            while (i < mid) dst[o++] = src[i++];                                                 \
+            while (j < hi) dst[o++] = src[j++];                                                  \
+        }                                                                                        \
+        pair_##SUF *tmp = src; src = dst; dst = tmp;                                             \
+    }                                                                                            \
+    if (src != a) memcpy(a, src, sizeof(pair_##SUF) * (size_t)n);                                \
+}
+
+/* heap of the k best (by desctb) whose root is the worst kept */
+#define DEF_TOPK(SUF)                                                                           \
+static void heap_down_##SUF(pair_##SUF *h, int64_t k, int64_t i) {                              \
+    for (;;) {                                                                                   \
+        int64_t l = 2 * i + 1, r = l + 1, w = i;                                                 \
+        if (l < k && desctb_##SUF(h[w], h[l])) w = l;                                            \
+        if (r < k && desctb_##SUF(h[w], h[r])) w = r;                                            \
+        if (w == i) return;                                                                      \
+        pair_##SUF tmp = h[i]; h[i] = h[w]; h[w] = tmp; i = w;                                   \
+    }                                                                                            \
+}                                                                                                \
+static void select_k_##SUF(pair_##SUF *row, int64_t n, pair_##SUF *h, int64_t k) {             \
+    for (int64_t i = 0; i < k; i++) h[i] = row[i];                                               \
+    for (int64_t i = k / 2 - 1; i >= 0; i--) heap_down_##SUF(h, k, i);                          \
+    for (int64_t i = k; i < n; i++)                                                              \
+        if (desctb_##SUF(row[i], h[0])) { h[0] = row[i]; heap_down_##SUF(h, k, 0); }            \
+}
+
+DEF_PAIR(float, f, IS_NAN_F)
+DEF_PAIR(double, d, IS_NAN_F)
+DEF_PAIR(int64_t, i, NOT_NAN)
+DEF_MSORT(f, asc) DEF_MSORT(f, desc) DEF_MSORT(f, desctb)
+DEF_MSORT(d, asc) DEF_MSORT(d, desc) DEF_MSORT(d, desctb)
+DEF_MSORT(i, asc) DEF_MSORT(i, desc) DEF_MSORT(i, desctb)
+DEF_TOPK(f) DEF_TOPK(d) DEF_TOPK(i)
+
+static int key_kind(int dt) {  /* 0 float, 1 double, 2 int64 */
+    switch (dt) {
+    case TPF_F16: case TPF_BF16: case TPF_F32: return 0;
+    case TPF_F64: return 1;
+    case TPF_I8: case TPF_U8: case TPF_I16: case TPF_I32: case TPF_I64: case TPF_BOOL: return 2;
+    default: return -1;
+    }
+}
+
+static void load_f(int dt, const void *x, int64_t base, int64_t n, pair_f *p) {
+    for (int64_t j = 0; j < n; j++) {
+        float k;
+        if (dt == TPF_F16) k = tpf_half_to_float(((const uint16_t *)x)[base + j]);
+        else if (dt == TPF_BF16) k = tpf_bf16_to_float(((const uint16_t *)x)[base + j]);
+        else k = ((const float *)x)[base + j];
+        p[j].k = k; p[j].i = j;
+    }
+}
+static void load_d(int dt, const void *x, int64_t base, int64_t n, pair_d *p) {
+    (void)dt;
+    for (int64_t j = 0; j < n; j++) { p[j].k = ((const double *)x)[base + j]; p[j].i = j; }
+}
+static void load_i(int dt, const void *x, int64_t base, int64_t n, pair_i *p) {
+    for (int64_t j = 0; j < n; j++) {
+        int64_t k;
+        switch (dt) {
+        case TPF_I8: k = ((const int8_t *)x)[base + j]; break;
+        case TPF_U8: case TPF_BOOL: k = ((const uint8_t *)x)[base + j]; break;
+        case TPF_I16: k = ((const int16_t *)x)[base + j]; break;
+        case TPF_I32: k = ((const int32_t *)x)[base + j]; break;
+        default: k = ((const int64_t *)x)[base + j]; break;
+        }
+        p[j].k = k; p[j].i = j;
+    }
+}
+
+/* write the first m pairs' values (copied from x) and indices */
+static void emit(size_t es, const void *x, int64_t xbase, const int64_t *ids, int64_t m,
+                 void *vals, void *idx, int idx64, int64_t obase) {
+    for (int64_t j = 0; j < m; j++) {
+        if (vals) memcpy((char *)vals + (obase + j) * es, (const char *)x + (xbase + ids[j]) * es, es);
+        if (idx) {
+            if (idx64) ((int64_t *)idx)[obase + j] = ids[j];
+            else ((int32_t *)idx)[obase + j] = (int32_t)ids[j];
+        }
+    }
+}
+
+#define SORT_ROWS(SUF)                                                                          \
+    do {                                                                                         \
+        _Pragma("omp parallel num_threads(nt)")                                                  \
+        {                                                                                        \
+            pair_##SUF *p = malloc(sizeof(pair_##SUF) * (size_t)(2 * n));                        \
+            int64_t *ids = malloc(sizeof(int64_t) * (size_t)n);                                  \
+            {                                                                                    \
+                _Pragma("omp for schedule(static)")                                              \
+                for (int64_t r = 0; r < outer; r++) {                                            \
+                    if (!p || !ids) { failed = 1; continue; }                                    \
+                    load_##SUF(dt, x, r * n, n, p);                                              \
+                    int64_t m = n;                                                               \
+                    if (k < 0) {                                                                 \
+                        if (descending) msort_desc_##SUF(p, p + n, n);                           \
+                        else msort_asc_##SUF(p, p + n, n);                                       \
+                    } else if (k * 8 >= n) {                                                     \
+                        msort_desc_##SUF(p, p + n, n); m = k;                                    \
+                    } else {                                                                     \
+                        select_k_##SUF(p, n, p + n, k);                                          \
+                        msort_desctb_##SUF(p + n, p, k);                                         \
+                        memmove(p, p + n, sizeof(pair_##SUF) * (size_t)k); m = k;               \
+                    }                                                                            \
+                    for (int64_t j = 0; j < m; j++) ids[j] = p[j].i;                             \
+                    emit(es, x, r * n, ids, m, vals, idx, idx64, r * m);                         \
+                }                                                                                \
+            }                                                                                    \
+            free(p); free(ids);                                                                  \
+        }                                                                                        \
+    } while (0)
+
+static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n,
+                     int descending, int64_t k) {
+    int kind = key_kind(dt);
+    if (kind < 0) return TPF_EBADDTYPE;
+    if (idx && idx_dt != TPF_I32 && idx_dt != TPF_I64) return TPF_EBADDTYPE;
+    if (outer < 0 || n < 0 || k > n) return TPF_EBADSIZE;
+    if (outer == 0 || n == 0 || k == 0) return TPF_OK;
+    size_t es = tpf_dtype_size(dt);
+    int idx64 = idx_dt == TPF_I64, failed = 0;
+    int64_t work = outer * n;
+    int nt = TPF_NTHREADS(work);
+    if (nt > outer) nt = (int)outer;
+    switch (kind) {
+    case 0: SORT_ROWS(f); break;
+    case 1: SORT_ROWS(d); break;
+    default: SORT_ROWS(i); break;
+    }
+    return failed ? TPF_ENOMEM : TPF_OK;
+}
+
+/* Sort each row of x [outer, n]: values into vals and/or positions into idx (either may be NULL). */
+int tpf_sort(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n, int descending) {
+    return sort_impl(dt, x, vals, idx, idx_dt, outer, n, descending ? 1 : 0, -1);
+}
+
+/* The k largest of each row of x [outer, n], largest first: vals [outer, k], idx [outer, k]. */
+int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n, int64_t k) {
+    if (k < 0) return TPF_EBADSIZE;
+    return sort_impl(dt, x, vals, idx, idx_dt, outer, n, 1, k);
+}
+
+/* ---- scans ---------------------------------------------------------------------
+ * x [outer, n, inner] -> out: running sum (op 0) or product (op 1) along n, optionally
+ * exclusive (shifted by one, starting from 0 or 1) and/or reversed (from the end). */
+#define SCAN(T)                                                                                  \
+    do {                                                                                         \
+        const T *X = (const T *)x; T *O = (T *)out;                                             \
+        _Pragma("omp parallel for num_threads(nt) schedule(static)")                             \
+        for (int64_t task = 0; task < outer * nch; task++) {                                     \
+            int64_t o = task / nch, ch = task % nch;                                             \
+            int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;                     \
+            if (isf) tpf_fp_enter();                                                             \
+            for (int64_t s = 0; s < n; s++) {                                                    \
+                int64_t i = reverse ? n - 1 - s : s, p = reverse ? i + 1 : i - 1;                \
+                T *orow = O + (o * n + i) * inner;                                               \
+                const T *xrow = X + (o * n + i) * inner;                                         \
+                if (s == 0) {                                                                    \
+                    for (int64_t c = c0; c < c1; c++) orow[c] = exclusive ? (T)(op ? 1 : 0) : xrow[c]; \
+                } else {                                                                         \
+                    const T *prev = O + (o * n + p) * inner;                                     \
+                    const T *xin = exclusive ? X + (o * n + p) * inner : xrow;                   \
+                    if (op) for (int64_t c = c0; c < c1; c++) orow[c] = (T)(prev[c] * xin[c]);   \
+                    else for (int64_t c = c0; c < c1; c++) orow[c] = (T)(prev[c] + xin[c]);      \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+    } while (0)
+
+int tpf_cumulative(int op, int dt, const void *x, void *out, int64_t outer, int64_t n, int64_t inner,
+                   int exclusive, int reverse) {
+    if (op != 0 && op != 1) return TPF_EBADOP;
+    if (outer < 0 || n < 0 || inner < 0) return TPF_EBADSIZE;
+    if (outer == 0 || n == 0 || inner == 0) return TPF_OK;
+    int nt = TPF_NTHREADS(outer * n * inner);
+    int64_t nch = (outer >= nt) ? 1 : (inner >= 64 * nt ? nt : 1);
+    int64_t csz = (inner + nch - 1) / nch;
+    if (outer * nch < nt) nt = (int)(outer * nch);
+    if (nt < 1) nt = 1;
+    int isf = dt == TPF_F32 || dt == TPF_F64;
+    switch (dt) {
+    case TPF_F32: SCAN(float); break;
+    case TPF_F64: SCAN(double); break;
+    case TPF_I8: SCAN(int8_t); break;
+    case TPF_U8: SCAN(uint8_t); break;
+    case TPF_I16: SCAN(int16_t); break;
+    case TPF_I32: SCAN(int32_t); break;
+    case TPF_I64: SCAN(int64_t); break;
+    default: return TPF_EBADDTYPE;
+    }
+    return TPF_OK;
+}
