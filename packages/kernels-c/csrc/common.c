@@ -7,11 +7,22 @@
 int tpf_num_threads = 0;
 int tpf_ftz = 1;
 
-void tpf_fp_enter(void) {
+unsigned tpf_fp_set(void) {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned int csr = _mm_getcsr();
     unsigned int want = tpf_ftz ? (csr | 0x8040) : (csr & ~0x8040u);
     if (want != csr) _mm_setcsr(want);
+    return csr;
+#else
+    return 0;
+#endif
+}
+
+void tpf_fp_restore(unsigned *saved) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (_mm_getcsr() != *saved) _mm_setcsr(*saved);
+#else
+    (void)saved;
 #endif
 }
 

@@ -38,8 +38,16 @@ enum {
 extern int tpf_num_threads;   /* 0 = all cores */
 extern int tpf_ftz;           /* flush denormals to zero in float kernels */
 
-/* Enter a float kernel: set FTZ/DAZ on this thread when configured. */
-void tpf_fp_enter(void);
+/* Float kernels run with flush-to-zero / denormals-are-zero when configured.
+ * `tpf_fp_enter();` is a scoped guard: it sets the mode on this thread and
+ * restores the caller's mode when the enclosing block ends, so NumPy or user
+ * code running on the same thread afterwards keeps IEEE denormals. */
+unsigned tpf_fp_set(void);
+void tpf_fp_restore(unsigned *saved);
+#define TPF_CAT2(a, b) a##b
+#define TPF_CAT(a, b) TPF_CAT2(a, b)
+#define tpf_fp_enter() \
+    unsigned TPF_CAT(tpf_fp_saved_, __LINE__) __attribute__((cleanup(tpf_fp_restore), unused)) = tpf_fp_set()
 
 #ifdef _OPENMP
 #include <omp.h>

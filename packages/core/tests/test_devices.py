@@ -1,0 +1,96 @@
+import warnings
+
+import pytest
+
+import tapeflow as tf
+from tapeflow.core import devices
+
+
+def test_cpu_names_and_tensorflow_spellings():
+    for spec in ("cpu", "cpu:0", "/cpu:0", "/device:CPU:0", "CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0"):
+        assert devices.canonical_name(spec) == "cpu:0"
+        with tf.device(spec):
+            assert tf.constant(1.0).device == "cpu:0"
+
+
+def test_malformed_and_unknown_devices():
+    with pytest.raises(ValueError, match="malformed device name"):
+        tf.device("cpu::0")
+    with pytest.raises(ValueError, match="unknown device kind 'tpu'"):
+        tf.device("/tpu:0")
+    with pytest.raises(tf.errors.NotFoundError, match="cpu:1 does not exist"):
+        tf.device("cpu:1")
+
+
+def test_soft_placement_falls_back_to_cpu_with_one_warning(monkeypatch):
+    if devices.accelerators():
+        pytest.skip("this machine has an accelerator, so 'gpu' does not fall back")
+    monkeypatch.setitem(devices._state, "warned", False)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with tf.device("/gpu:0"):
+            x = tf.matmul([[1.0]], [[2.0]])
+        with tf.device("gpu:0"):
+            tf.constant(1.0)
+    assert x.device == "cpu:0"
+    assert len([m for m in w if "soft placement" in str(m.message)]) == 1
+
+
+def test_no_soft_placement_raises(monkeypatch):
+    if devices.accelerators():
+        pytest.skip("this machine has an accelerator")
+    monkeypatch.setitem(devices._state, "soft_placement", True)
+    tf.config.set_soft_device_placement(False)
+    try:
+        with pytest.raises(tf.errors.NotFoundError, match="no accelerator is available"):
+            tf.device("/device:GPU:0")
+    finally:
+        tf.config.set_soft_device_placement(True)
+
+
+def test_list_devices_and_moves():
+    names = [d.name for d in tf.config.list_devices()]
+    assert names[0] == "cpu:0"
+    assert tf.config.list_physical_devices("CPU")[0] == "cpu:0"
+    x = tf.constant([1.0, 2.0])
+    assert x.cpu() is x and x.to("/cpu:0") is x
+
+
+def test_scopes_nest_and_are_per_thread():
+    import threading
+
+    seen = {}
+    with tf.device("cpu:0"):
+        with tf.device(None):
+            assert devices.current() is None
+
+        def worker():
+            seen["dev"] = devices.current()
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        assert devices.current().name == "cpu:0"
+    assert seen["dev"] is None
+
+
+def test_config_threads_and_denormals():
+    n = tf.config.get_num_threads()
+    try:
+        tf.config.set_num_threads(1)
+        assert tf.config.get_num_threads() == 1
+        x = tf.constant([[1.0] * 64] * 64)
+        assert float(tf.reduce_sum(tf.matmul(x, x))) == 64.0 ** 3
+    finally:
+        tf.config.set_num_threads(0)
+    assert tf.config.get_num_threads() == n
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.config.set_num_threads(-1)
+    tiny = tf.constant([1e-39], dtype=tf.float32)  # a float32 subnormal
+    assert tf.config.get_flush_denormals()
+    assert float(tiny * 1.0) == 0.0
+    tf.config.set_flush_denormals(False)
+    try:
+        assert float(tiny * 1.0) > 0.0
+    finally:
+        tf.config.set_flush_denormals(True)
