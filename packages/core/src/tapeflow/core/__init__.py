@@ -12,3 +12,6 @@ from .dispatch import REGISTRY, hooks, register  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import range_ as range  # noqa: F401,A001
 from .variables import Variable  # noqa: F401
+
+bool = bool_  # noqa: A001  (tf.bool, as TensorFlow spells it)
+half, double = float16, float64

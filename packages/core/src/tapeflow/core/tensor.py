@@ -168,7 +168,7 @@ class Tensor:
         return f"Tensor({body}, shape={tuple(self._shape)}, dtype={self._dtype.name})"
 
     def __repr__(self):
-        return f"<Tensor: shape={tuple(self._shape)}, dtype={self._dtype.name}, numpy={np.array_repr(self._host())}>"
+        return f"<Tensor: shape={tuple(self._shape)}, dtype={self._dtype.name}, numpy={numpy_repr(self._host())}>"
 
     def __reduce__(self):
         return _rebuild, (np.array(self._host()), self._dtype.name, self._dev.name)
@@ -192,6 +192,11 @@ class Tensor:
 
     def gpu(self, index: int = 0) -> "Tensor":
         return self.to(f"gpu:{index}")
+
+
+def numpy_repr(arr: np.ndarray) -> str:
+    """``array([...], dtype=...)``, or the bare value for a 0-d array, as TensorFlow prints them."""
+    return str(arr[()]) if arr.ndim == 0 else np.array_repr(arr)
 
 
 class _Ref:
@@ -263,8 +268,10 @@ def _infer_array(value, dtype):
     else:
         try:
             arr = np.asarray(value)
-        except ValueError as e:
-            raise InvalidArgumentError(f"cannot convert {_short(value)} to a tensor: {e}") from None
+        except ValueError:
+            raise InvalidArgumentError(
+                f"cannot convert {_short(value)} to a tensor: ragged nesting (every row must have the same "
+                "length)") from None
         if arr.dtype == object:
             raise InvalidArgumentError(
                 f"cannot convert {_short(value)} to a tensor: ragged or mixed nesting "

@@ -8,7 +8,7 @@ import numpy as np
 from . import dtypes as _dt
 from .dispatch import hooks, kernel_failed
 from .errors import InvalidArgumentError
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor, numpy_repr
 
 _uid = itertools.count()
 
@@ -128,7 +128,7 @@ class Variable:
     # -- Python protocol -----------------------------------------------------
     def __repr__(self):
         return (f"<tf.Variable '{self._handle_name}' shape={tuple(self._value._shape)} "
-                f"dtype={self._value._dtype.name}, numpy={np.array_repr(self._value._host())}>")
+                f"dtype={self._value._dtype.name}, numpy={numpy_repr(self._value._host())}>")
 
     def __str__(self):
         return self.__repr__()
