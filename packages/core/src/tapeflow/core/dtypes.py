@@ -58,6 +58,8 @@ class DType:
     def __eq__(self, other):
         if other is self:
             return True
+        if type(other) is DType:  # dtypes are singletons
+            return False
         try:
             return as_dtype(other) is self
         except (TypeError, ValueError):
@@ -84,9 +86,10 @@ int32 = DType("int32", np.dtype(np.int32), 4)
 int64 = DType("int64", np.dtype(np.int64), 8)
 bool_ = DType("bool", np.dtype(np.bool_), 1)
 
-ALL = (float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool_)
-FLOATS = (float16, bfloat16, float32, float64)
-INTS = (int8, uint8, int16, int32, int64)
+# the common dtypes first: op dtype checks test membership in these tuples on the hot path
+ALL = (float32, int32, float64, int64, bool_, float16, bfloat16, int8, uint8, int16)
+FLOATS = (float32, float64, float16, bfloat16)
+INTS = (int32, int64, int8, uint8, int16)
 NUMERIC = FLOATS + INTS
 BY_NAME = {d.name: d for d in ALL}
 BY_NAME.update(half=float16, float=float32, double=float64, bool_=bool_)
