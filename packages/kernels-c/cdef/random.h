@@ -7,5 +7,5 @@ int tpf_random_truncated_normal(int dt, void *out, int64_t n, uint64_t key, uint
 int tpf_random_dropout_mask(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, double rate);
 int tpf_random_categorical(int dt, const void *logits, int64_t batch, int64_t classes, int64_t num_samples,
                            int out_dt, void *out, uint64_t key, uint64_t stream, int64_t *bad_row);
-int tpf_random_shuffle(int64_t rowbytes, int64_t n, const void *src, void *dst, int64_t *perm,
+int tpf_random_shuffle(int64_t rowbytes, int64_t n, const void *src, void *dst, void *perm_buf,
                        uint64_t key, uint64_t stream);

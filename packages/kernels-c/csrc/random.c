@@ -345,12 +345,13 @@ int tpf_random_categorical(int dt, const void *logits, int64_t batch, int64_t cl
 
 /* ---- shuffle ---------------------------------------------------------------------------
  * dst row k = src row perm[k]; perm is a Fisher-Yates permutation (sequential, as the
- * contract above says; `perm` is caller-provided scratch of n int64). */
+ * contract above says; `perm_buf` is caller-provided scratch of n int64). */
 
-int tpf_random_shuffle(int64_t rowbytes, int64_t n, const void *src, void *dst, int64_t *perm,
+int tpf_random_shuffle(int64_t rowbytes, int64_t n, const void *src, void *dst, void *perm_buf,
                        uint64_t key, uint64_t stream) {
     if (rowbytes < 0 || n < 0) return TPF_EBADSIZE;
     stream_t s = mkstream(key, stream);
+    int64_t *perm = (int64_t *)perm_buf;
     for (int64_t i = 0; i < n; i++) perm[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
         uint32_t w[4]; block(&s, (uint64_t)i >> 1, w);

@@ -1,4 +1,469 @@
-"""Random ops (Philox 4x32-10): the same seed gives the same numbers on every backend."""
+"""Random ops (Philox 4x32-10): the same seed gives the same numbers on every backend.
+
+Every draw is a Philox stream: a 64-bit key and a 64-bit stream number; element
+``i`` of the output depends only on (key, stream, i) (the word-to-value mapping is
+the contract written at the top of ``kernels-c/csrc/random.c``).  Where the
+(key, stream) pair comes from follows TensorFlow's seed rules:
+
+- ``tf.random.set_seed(g)`` and an op seed ``s``: key = H(g, s); the n-th call with
+  that pair uses stream n (so repeated calls differ, and re-running the program
+  after ``set_seed`` repeats them);
+- a global seed and no op seed: the op seed is a counter of random ops since
+  ``set_seed`` (so the sequence of ops is reproducible);
+- an op seed and no global seed: the global seed defaults to 87654321, as in TensorFlow;
+- no seed at all: a per-process random key and a fresh stream per call;
+- stateless ops take the seed pair ``(s0, s1)`` as key = s0, stream = s1 (mod 2^64).
+
+H is SplitMix64 applied twice (``key = splitmix64(splitmix64(g) ^ s)``).
+"""
 from __future__ import annotations
 
-__all__: list = []
+import os
+import threading
+
+from .. import devices as _device
+from .. import dtypes as _dt
+from ..dispatch import alloc, kernel_failed, register, run_device, to_tensor
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor
+
+__all__ = ["random_normal", "random_uniform", "truncated_normal", "random_shuffle"]
+
+_M64 = (1 << 64) - 1
+DEFAULT_GLOBAL_SEED = 87654321
+_F = (_dt.float32, _dt.float64)
+_FLOATS = _dt.FLOATS
+_NONDIFF = "random sampling"
+
+
+def splitmix64(x: int) -> int:
+    """One step of Vigna's SplitMix64 on a 64-bit integer (seed mixing).
+
+    >>> hex(splitmix64(0))
+    '0xe220a8397b1dcdaf'
+    """
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def philox_key(global_seed: int, op_seed: int) -> int:
+    """The Philox key of a (global seed, op seed) pair.
+
+    >>> philox_key(1, 2) == philox_key(1, 2) != philox_key(2, 1)
+    True
+    """
+    return splitmix64(splitmix64(int(global_seed) & _M64) ^ (int(op_seed) & _M64))
+
+
+class _SeedState:
+    """The process-wide seed state behind stateful random ops (see the module docstring)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.global_seed = None
+        self.op_counter = 0
+        self.calls: dict = {}
+        self.fresh_key = None
+        self.fresh_stream = 0
+
+    def set_seed(self, seed):
+        with self.lock:
+            self.global_seed = None if seed is None else int(seed)
+            self.op_counter = 0
+            self.calls.clear()
+
+    def next_stream(self, seed):
+        """(key, stream) for one call of a stateful random op with op seed ``seed``."""
+        with self.lock:
+            g = self.global_seed
+            if g is None and seed is None:
+                if self.fresh_key is None:
+                    self.fresh_key = int.from_bytes(os.urandom(8), "little")
+                self.fresh_stream += 1
+                return self.fresh_key, self.fresh_stream
+            if g is None:
+                g = DEFAULT_GLOBAL_SEED
+            if seed is None:
+                seed = self.op_counter
+                self.op_counter += 1
+            pair = (g, int(seed))
+            n = self.calls.get(pair, 0)
+            self.calls[pair] = n + 1
+        return philox_key(g, seed), n
+
+
+STATE = _SeedState()
+
+
+# ---- argument handling ----------------------------------------------------
+
+def _shape(shape, op):
+    if isinstance(shape, Tensor):
+        if shape._dtype not in (_dt.int32, _dt.int64):
+            raise InvalidArgumentError(f"shape must be int32 or int64, got a {shape._dtype.name} tensor", op)
+        shape = shape.numpy().tolist()
+    if isinstance(shape, int) or (hasattr(shape, "__index__") and not hasattr(shape, "__len__")):
+        shape = (shape,)
+    try:
+        dims = tuple(int(d.__index__()) if not isinstance(d, int) else d for d in shape)
+    except (TypeError, AttributeError):
+        raise InvalidArgumentError(f"shape must be a list of non-negative ints, got {shape!r}", op) from None
+    if any(d < 0 for d in dims):
+        raise InvalidArgumentError(f"shape must be a list of non-negative ints, got {list(dims)}", op)
+    return dims
+
+
+def _seed_int(seed, op, what="seed"):
+    if isinstance(seed, Tensor):
+        seed = seed.numpy().item()
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise InvalidArgumentError(f"{what} must be an int, got {seed!r}", op)
+    return int(seed.__index__())
+
+
+def _seed_pair(seed, op):
+    """A stateless seed: two ints (a list, tuple, or int tensor of shape [2])."""
+    if isinstance(seed, Tensor):
+        if seed._dtype not in (_dt.int32, _dt.int64) or tuple(seed._shape) != (2,):
+            raise InvalidArgumentError(f"seed must be an int32/int64 tensor of shape [2], got "
+                                       f"{seed._dtype.name} of shape {tuple(seed._shape)}", op)
+        seed = seed.numpy().tolist()
+    try:
+        s0, s1 = seed
+        return _seed_int(s0, op) & _M64, _seed_int(s1, op) & _M64
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"seed must be a pair of ints (shape [2]), got {seed!r}", op) from None
+
+
+def _float_dtype(dtype, op, allowed=_FLOATS):
+    try:
+        dt = _dt.as_dtype(dtype)
+    except TypeError as e:
+        raise InvalidArgumentError(str(e), op) from None
+    if dt not in allowed:
+        raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: "
+                                   f"{', '.join(d.name for d in allowed)}", op)
+    return dt
+
+
+def _scalar_param(v, op, what):
+    """A Python float for a scalar parameter, or None when it is a non-scalar tensor."""
+    if isinstance(v, Tensor) or hasattr(v, "_as_tensor"):
+        t = to_tensor(v, op)
+        if t._size != 1 or t._shape:
+            return None
+        v = t.numpy().item()
+    if isinstance(v, (list, tuple)):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{what} must be a number, got {v!r}", op) from None
+    if f != f or f in (float("inf"), float("-inf")):
+        raise InvalidArgumentError(f"{what} must be finite, got {f}", op)
+    return f
+
+
+def _device_for(dev=None):
+    return dev or _device.current() or _device.default_device()
+
+
+def _draw(kernel, shape, dtype, key, stream, a, b, op, dev=None):
+    """Run a float random kernel into a new tensor; float16/bfloat16 draw in float32."""
+    dev = _device_for(dev)
+    compute = dtype if dtype in _F else _dt.float32
+    out = alloc(shape, compute, dev)
+    st = getattr(dev.backend, kernel)(compute.code, out._h, out._size, key, stream, a, b)
+    if st:
+        kernel_failed(st, kernel, op)
+    if compute is not dtype:
+        from .math_ops import cast
+
+        out = cast(out, dtype)
+    return out
+
+
+def _affine(z, scale, shift, op):
+    """z * scale + shift for non-scalar parameters (broadcast with the sample's shape)."""
+    from .math_ops import add, multiply
+
+    scale = to_tensor(scale, op, z._dtype) if not isinstance(scale, Tensor) else scale
+    shift = to_tensor(shift, op, z._dtype) if not isinstance(shift, Tensor) else shift
+    out = add(multiply(z, scale), shift)
+    if out._shape != z._shape:
+        raise InvalidArgumentError(f"parameters of shapes {tuple(scale._shape)} and {tuple(shift._shape)} do not "
+                                   f"broadcast to the sample shape {tuple(z._shape)}", op)
+    return out
+
+
+# ---- the kernels behind every entry point --------------------------------------
+
+def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
+    """Uniform values from an explicit Philox stream (floats in [minval, maxval), ints too)."""
+    shape = _shape(shape, op)
+    try:
+        dt = _dt.as_dtype(dtype)
+    except TypeError as e:
+        raise InvalidArgumentError(str(e), op) from None
+    if dt in (_dt.int32, _dt.int64):
+        if maxval is None:
+            raise InvalidArgumentError(f"maxval must be given for integer dtype {dt.name}", op)
+        lo, hi = _seed_int(minval, op, "minval"), _seed_int(maxval, op, "maxval")
+        if not lo < hi:
+            raise InvalidArgumentError(f"need minval < maxval, got minval = {lo}, maxval = {hi}", op)
+        if lo < dt.min or hi - 1 > dt.max:
+            raise InvalidArgumentError(f"[{lo}, {hi}) does not fit {dt.name} [{dt.min}, {dt.max}]", op)
+        dev = _device_for(dev)
+        out = alloc(shape, dt, dev)
+        st = dev.backend.random_uniform_int(dt.code, out._h, out._size, key, stream, lo, hi)
+        if st:
+            kernel_failed(st, "random_uniform_int", op)
+        return out
+    if dt not in _FLOATS:
+        raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: float16, bfloat16, float32, "
+                                   "float64, int32, int64", op)
+    if maxval is None:
+        maxval = 1.0
+    lo, hi = _scalar_param(minval, op, "minval"), _scalar_param(maxval, op, "maxval")
+    if lo is None or hi is None:  # tensor bounds: scale a [0, 1) draw
+        u = _draw("random_uniform", shape, dt, key, stream, 0.0, 1.0, op, dev)
+        from .math_ops import subtract
+
+        lo_t, hi_t = to_tensor(minval, op, dt), to_tensor(maxval, op, dt)
+        return _affine(u, subtract(hi_t, lo_t), lo_t, op)
+    if not lo < hi:
+        raise InvalidArgumentError(f"need minval < maxval, got minval = {lo}, maxval = {hi}", op)
+    return _draw("random_uniform", shape, dt, key, stream, lo, hi, op, dev)
+
+
+def _normal_kind(kernel, shape, mean, stddev, dtype, key, stream, op, dev=None):
+    shape = _shape(shape, op)
+    dt = _float_dtype(dtype, op)
+    m, s = _scalar_param(mean, op, "mean"), _scalar_param(stddev, op, "stddev")
+    if m is None or s is None:
+        z = _draw(kernel, shape, dt, key, stream, 0.0, 1.0, op, dev)
+        return _affine(z, stddev, mean, op)
+    if s < 0:
+        raise InvalidArgumentError(f"stddev must be >= 0, got {s}", op)
+    return _draw(kernel, shape, dt, key, stream, m, s, op, dev)
+
+
+def normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None):
+    """Normal values from an explicit Philox stream."""
+    return _normal_kind("random_normal", shape, mean, stddev, dtype, key, stream, op, dev)
+
+
+def truncated_normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None):
+    """Normal values within two standard deviations, from an explicit Philox stream."""
+    return _normal_kind("random_truncated_normal", shape, mean, stddev, dtype, key, stream, op, dev)
+
+
+def dropout_mask(shape, dtype, rate: float, seed, op="Dropout", dev=None) -> Tensor:
+    """A tensor of 0 (dropped, with probability ``rate``) and 1 / (1 - rate) (kept)."""
+    key, stream = STATE.next_stream(seed)
+    dev = _device_for(dev)
+    compute = dtype if dtype in _F else _dt.float32
+    out = alloc(shape, compute, dev)
+    st = dev.backend.random_dropout_mask(compute.code, out._h, out._size, key, stream, rate)
+    if st:
+        kernel_failed(st, "random_dropout_mask", op)
+    if compute is not dtype:
+        from .math_ops import cast
+
+        out = cast(out, dtype)
+    return out
+
+
+# ---- stateful ops ------------------------------------------------------------
+
+@register("random_uniform", "RandomUniform", nondiff=_NONDIFF)
+def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None):
+    """Uniform random values in [minval, maxval) (floats; int32/int64 with ``maxval`` given).
+
+    Each value is u = (32 random bits >> 8) * 2^-24 scaled to the range (float64 uses
+    53 bits); integers are minval + floor(bits * (maxval - minval) / 2^32) (2^64 for int64).
+
+    >>> import tapeflow as tf
+    >>> tf.random.set_seed(1)
+    >>> x = tf.random.uniform([2, 2])
+    >>> x.shape, x.dtype, bool(tf.reduce_all((x >= 0) & (x < 1)))
+    (TensorShape([2, 2]), tf.float32, True)
+    >>> tf.random.uniform([3], 0, 10, dtype=tf.int32, seed=7).dtype
+    tf.int32
+    """
+    op = "RandomUniform" if not _is_int(dtype) else "RandomUniformInt"
+    if seed is not None:
+        seed = _seed_int(seed, op)
+    key, stream = STATE.next_stream(seed)
+    return uniform_from(shape, minval, maxval, dtype, key, stream, op)
+
+
+def _is_int(dtype):
+    try:
+        return _dt.as_dtype(dtype) in _dt.INTS
+    except TypeError:
+        return False
+
+
+@register("random_normal", "RandomStandardNormal", nondiff=_NONDIFF)
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
+    """Normal random values: mean + stddev * z with z from the Box-Muller transform.
+
+    >>> import tapeflow as tf
+    >>> tf.random.set_seed(0)
+    >>> x = tf.random.normal([10000])
+    >>> abs(float(tf.reduce_mean(x))) < 0.05, abs(float(tf.reduce_mean(x * x)) - 1) < 0.05
+    (True, True)
+    """
+    if seed is not None:
+        seed = _seed_int(seed, "RandomStandardNormal")
+    key, stream = STATE.next_stream(seed)
+    return normal_from(shape, mean, stddev, dtype, key, stream, "RandomStandardNormal")
+
+
+@register("truncated_normal", "TruncatedNormal", nondiff=_NONDIFF)
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
+    """Normal random values redrawn until within two standard deviations of the mean.
+
+    >>> import tapeflow as tf
+    >>> x = tf.random.truncated_normal([1000], mean=5.0, stddev=1.0, seed=3)
+    >>> bool(tf.reduce_all((x >= 3.0) & (x <= 7.0)))
+    True
+    """
+    if seed is not None:
+        seed = _seed_int(seed, "TruncatedNormal")
+    key, stream = STATE.next_stream(seed)
+    return truncated_normal_from(shape, mean, stddev, dtype, key, stream, "TruncatedNormal")
+
+
+@register("categorical", "Multinomial", nondiff=_NONDIFF)
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """Class indices drawn from the categorical distributions softmax(logits[i]).
+
+    ``logits`` has shape [batch, classes]; the result [batch, num_samples] (int64 by default).
+
+    >>> import tapeflow as tf
+    >>> s = tf.random.categorical(tf.math.log([[0.5, 0.5], [0.0, 1.0]]), 5, seed=1)
+    >>> s.shape, s.dtype, s.numpy()[1].tolist()
+    (TensorShape([2, 5]), tf.int64, [1, 1, 1, 1, 1])
+    """
+    op = "Multinomial"
+    x = logits if type(logits) is Tensor else to_tensor(logits, op)
+    if x._dtype not in _FLOATS:
+        raise InvalidArgumentError(f"logits has dtype {x._dtype.name}; allowed: float16, bfloat16, float32, "
+                                   "float64", op)
+    if len(x._shape) != 2:
+        raise InvalidArgumentError(f"logits must be 2-D [batch, classes], got shape {tuple(x._shape)}", op)
+    n = _seed_int(num_samples, op, "num_samples")
+    if n < 0:
+        raise InvalidArgumentError(f"num_samples must be >= 0, got {n}", op)
+    out_dt = _dt.int64 if dtype is None else _dt.as_dtype(dtype)
+    if out_dt not in (_dt.int32, _dt.int64):
+        raise InvalidArgumentError(f"dtype {out_dt.name} is not supported; allowed: int32, int64", op)
+    batch, classes = x._shape
+    if classes == 0 and batch and n:
+        raise InvalidArgumentError("logits has 0 classes; need at least one", op)
+    if seed is not None:
+        seed = _seed_int(seed, op)
+    key, stream = STATE.next_stream(seed)
+    return _categorical(x, n, out_dt, key, stream, op)
+
+
+def _categorical(x, n, out_dt, key, stream, op):
+    dev = run_device(x)
+    if x._dev is not dev:
+        x = x.to(dev)
+    if x._dtype not in _F:
+        from .math_ops import cast
+
+        x = cast(x, _dt.float32)
+    out = alloc((x._shape[0], n), out_dt, dev)
+    be = dev.backend
+    bad = be.new_int64([-1])
+    st = be.random_categorical(x._dtype.code, x._h, x._shape[0], x._shape[1], n, out_dt.code, out._h, key, stream,
+                               bad)
+    if st == 7:  # TPF_EBADARG: a row without a finite, positive total
+        raise InvalidArgumentError(f"logits row {bad[0]} has no finite maximum (NaN, +inf, or every value -inf)", op)
+    if st:
+        kernel_failed(st, "random_categorical", op)
+    return out
+
+
+@register("random_shuffle", "RandomShuffle", nondiff=_NONDIFF)
+def random_shuffle(value, seed=None, name=None):
+    """``value`` with its first axis randomly permuted (Fisher-Yates over Philox draws).
+
+    >>> import tapeflow as tf
+    >>> sorted(tf.random.shuffle(tf.range(5), seed=2).numpy().tolist())
+    [0, 1, 2, 3, 4]
+    """
+    op = "RandomShuffle"
+    x = value if type(value) is Tensor else to_tensor(value, op)
+    if seed is not None:
+        seed = _seed_int(seed, op)
+    key, stream = STATE.next_stream(seed)
+    if not x._shape:
+        return x
+    return _shuffle(x, key, stream, op)
+
+
+def _shuffle(x, key, stream, op):
+    dev = run_device(x)
+    if x._dev is not dev:
+        x = x.to(dev)
+    out = alloc(x._shape, x._dtype, dev)
+    n = x._shape[0]
+    row = (x._size // n if n else 0) * x._dtype.size
+    perm = alloc((n,), _dt.int64, dev)
+    st = dev.backend.random_shuffle(row, n, x._h, out._h, perm._h, key, stream)
+    if st:
+        kernel_failed(st, "random_shuffle", op)
+    return out
+
+
+# ---- stateless ops -------------------------------------------------------------
+
+@register("stateless_random_uniform", "StatelessRandomUniformV2", nondiff=_NONDIFF)
+def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float32, name=None):
+    """Uniform values that depend only on ``seed`` (a pair of ints) and the shape.
+
+    >>> import tapeflow as tf
+    >>> a = tf.random.stateless_uniform([3], seed=[1, 2])
+    >>> b = tf.random.stateless_uniform([3], seed=[1, 2])
+    >>> a.numpy().tolist() == b.numpy().tolist()
+    True
+    """
+    op = "StatelessRandomUniformV2"
+    key, stream = _seed_pair(seed, op)
+    return uniform_from(shape, minval, maxval, dtype, key, stream, op)
+
+
+@register("stateless_random_normal", "StatelessRandomNormalV2", nondiff=_NONDIFF)
+def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32, name=None):
+    """Normal values that depend only on ``seed`` (a pair of ints) and the shape.
+
+    >>> import tapeflow as tf
+    >>> tf.random.stateless_normal([2], seed=[4, 2]).numpy().tolist() == \\
+    ...     tf.random.stateless_normal([2], seed=[4, 2]).numpy().tolist()
+    True
+    """
+    op = "StatelessRandomNormalV2"
+    key, stream = _seed_pair(seed, op)
+    return normal_from(shape, mean, stddev, dtype, key, stream, op)
+
+
+@register("stateless_truncated_normal", "StatelessTruncatedNormalV2", nondiff=_NONDIFF)
+def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32, name=None):
+    """Truncated normal values (within two stddev) that depend only on ``seed`` and the shape.
+
+    >>> import tapeflow as tf
+    >>> x = tf.random.stateless_truncated_normal([100], seed=[0, 0])
+    >>> bool(tf.reduce_all(tf.abs(x) <= 2.0))
+    True
+    """
+    op = "StatelessTruncatedNormalV2"
+    key, stream = _seed_pair(seed, op)
+    return truncated_normal_from(shape, mean, stddev, dtype, key, stream, op)
+
