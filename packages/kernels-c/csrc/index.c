@@ -97,7 +97,7 @@ int tpf_scatter_add_axis(int dt, int idx_dt, const void *upd, const void *idx, v
     /* split the columns when there are fewer (batch, outer) rows than threads: race free */
     int64_t nch = (bo_n >= nt) ? 1 : (inner >= 64 * nt ? nt : 1);
     int64_t csz = (inner + nch - 1) / nch;
-    if (dt == TPF_F32 || dt == TPF_F64) tpf_fp_enter();
+    tpf_fp_enter();  /* scoped: restores the caller's FP mode on return */
     switch (dt) {
     case TPF_F32: SCATTER_ADD_AXIS(float); break;
     case TPF_F64: SCATTER_ADD_AXIS(double); break;
@@ -195,7 +195,7 @@ int tpf_scatter_nd(int op, int dt, int idx_dt, const void *idx, const void *upd,
         }
         return TPF_OK;
     }
-    if (dt == TPF_F32 || dt == TPF_F64) tpf_fp_enter();
+    tpf_fp_enter();  /* scoped: restores the caller's FP mode on return */
     switch (dt) {
     case TPF_F32: SCATTER_ND(float, o[c] += u[c]); break;
     case TPF_F64: SCATTER_ND(double, o[c] += u[c]); break;

@@ -193,7 +193,7 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
         for (int64_t task = 0; task < outer * nch; task++) {                                     \
             int64_t o = task / nch, ch = task % nch;                                             \
             int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;                     \
-            if (isf) tpf_fp_enter();                                                             \
+            tpf_fp_enter(); (void)isf;                                                           \
             for (int64_t s = 0; s < n; s++) {                                                    \
                 int64_t i = reverse ? n - 1 - s : s, p = reverse ? i + 1 : i - 1;                \
                 T *orow = O + (o * n + i) * inner;                                               \
