@@ -1,0 +1,11 @@
+int tpf_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *y);
+int tpf_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const void *w, void *dx);
+int tpf_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw);
+int tpf_depthwise_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *y);
+int tpf_depthwise_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const void *w, void *dx);
+int tpf_depthwise_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw);
+int tpf_max_pool2d(int dt, const int64_t *geom, const void *x, void *y);
+int tpf_max_pool2d_grad(int dt, const int64_t *geom, const void *x, const void *dy, void *dx);
+int tpf_max_pool2d_grad_grad(int dt, const int64_t *geom, const void *x, const void *ggx, void *ggy);
+int tpf_avg_pool2d(int dt, const int64_t *geom, const void *x, void *y);
+int tpf_avg_pool2d_grad(int dt, const int64_t *geom, const void *dy, void *dx);

@@ -1,0 +1,700 @@
+/* Convolution and pooling over NHWC tensors, float32 and float64.
+ *
+ * Every kernel takes its geometry as one int64 array (so the Python side builds
+ * it once per shape and passes a pointer):
+ *
+ *   geom = {n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl}
+ *
+ * input x [n, h, w, c]; filter [kh, kw, c, oc] (HWIO; depthwise: [kh, kw, c, oc / c]);
+ * output y [n, oh, ow, oc]; strides sh, sw; dilations dh, dw; pt, pl the padding
+ * before the first row and column (the padding after is implied by oh, ow).
+ * Pools read the same layout with oc = c and dilations 1.  Reads outside the
+ * input count as zero (convolution) or are skipped (pooling), so any geometry
+ * is memory-safe.
+ *
+ * conv2d and its two gradients are im2col + BLAS gemm per block of output rows:
+ * the HWIO filter is already the [kh*kw*c, oc] matrix and NHWC output rows are
+ * the [n*oh*ow, oc] matrix.  For the small gemms of small CNNs the blocks are
+ * spread over OpenMP threads, each gemm single-threaded (measured on 2 cores:
+ * 212 GFLOPS for a 32x26x26x16 -> 16 3x3 conv, against 60 for one big gemm on
+ * OpenBLAS's threads, which split N=16 poorly); bigger gemms run in order on
+ * OpenBLAS's threads.  1x1 convolutions with stride 1 and no padding skip im2col.
+ */
+#include "tpf.h"
+#include <cblas.h>
+#include <stdlib.h>
+
+enum { G_N, G_H, G_W, G_C, G_KH, G_KW, G_OC, G_OH, G_OW, G_SH, G_SW, G_DH, G_DW, G_PT, G_PL };
+
+typedef struct {
+    int64_t n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl;
+    int64_t rows;   /* n * oh * ow: output pixels */
+    int64_t k;      /* kh * kw * c: length of one im2col row */
+} geom_t;
+
+static int load_geom(const int64_t *g, geom_t *p) {
+    p->n = g[G_N]; p->h = g[G_H]; p->w = g[G_W]; p->c = g[G_C]; p->kh = g[G_KH]; p->kw = g[G_KW];
+    p->oc = g[G_OC]; p->oh = g[G_OH]; p->ow = g[G_OW]; p->sh = g[G_SH]; p->sw = g[G_SW];
+    p->dh = g[G_DH]; p->dw = g[G_DW]; p->pt = g[G_PT]; p->pl = g[G_PL];
+    if (p->n < 0 || p->h < 0 || p->w < 0 || p->c < 0 || p->kh < 0 || p->kw < 0 || p->oc < 0 ||
+        p->oh < 0 || p->ow < 0)
+        return TPF_EBADSIZE;
+    if (p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1) return TPF_EBADARG;
+    p->rows = p->n * p->oh * p->ow;
+    p->k = p->kh * p->kw * p->c;
+    if (p->k > INT32_MAX || p->oc > INT32_MAX || p->c > INT32_MAX) return TPF_EBADSIZE;
+    return TPF_OK;
+}
+
+static size_t float_size(int dt) {
+    return dt == TPF_F32 ? 4 : dt == TPF_F64 ? 8 : 0;
+}
+
+/* A 1x1 convolution with unit stride and no padding is a plain matrix product. */
+static int is_pointwise(const geom_t *p) {
+    return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 &&
+           p->oh == p->h && p->ow == p->w;
+}
+
+/* Below this many multiply-adds a convolution runs on the calling thread. */
+#define CONV_PAR_MIN (1 << 18)
+/* Bytes of im2col buffer per block: blocks of rows stay inside a 1 MB L2. */
+#define COL_BYTES (256 * 1024)
+/* OpenBLAS runs a gemm of at most this many multiply-adds (m*n*k) on the calling
+ * thread; bigger ones go to its own thread pool, which inside an OpenMP region
+ * oversubscribes the cores and prints "Detect OpenMP Loop" (measured: 10x slower). */
+#define BLAS_SERIAL_MNK (1 << 19)
+
+static int threads_for(double work, int64_t tasks) {
+#ifdef _OPENMP
+    if (work < CONV_PAR_MIN || tasks < 2) return 1;
+    int t = tpf_num_threads > 0 ? tpf_num_threads : omp_get_max_threads();
+    return t < tasks ? t : (int)tasks;
+#else
+    (void)work; (void)tasks;
+    return 1;
+#endif
+}
+
+/* How to split the n*oh*ow output rows: blocks of *rows rows (an im2col block of
+ * about COL_BYTES).  Returns 1 when the blocks may run on OpenMP threads, each
+ * gemm on one thread (small gemms: the common CNN case), 0 when the blocks run
+ * in order and OpenBLAS threads each (bigger) gemm itself. */
+static int plan_blocks(const geom_t *p, size_t es, int64_t *rows) {
+    int64_t k = p->k > 0 ? p->k : 1, oc = p->oc > 0 ? p->oc : 1;
+    int64_t r = (int64_t)(COL_BYTES / ((size_t)k * es));
+    if (r < 32) r = 32;
+    int64_t serial = BLAS_SERIAL_MNK / (k * oc);
+    if (serial >= 32) { *rows = r < serial ? r : serial; return 1; }
+    *rows = r;
+    return 0;
+}
+
+static void gemm(int dt, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                 const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+    if (m == 0 || n == 0) return;
+    enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+    if (dt == TPF_F32)
+        scipy_cblas_sgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, 1.0f, (const float *)a, (int)lda,
+                          (const float *)b, (int)ldb, (float)beta, (float *)c, (int)ldc);
+    else
+        scipy_cblas_dgemm(CblasRowMajor, TA, TB, (int)m, (int)n, (int)k, 1.0, (const double *)a, (int)lda,
+                          (const double *)b, (int)ldb, beta, (double *)c, (int)ldc);
+}
+
+/* ---- im2col / col2im ------------------------------------------------------ */
+
+/* Output pixel r (flattened over n, oh, ow) -> its coordinates. */
+static inline void pixel_of(const geom_t *p, int64_t r, int64_t *n, int64_t *oh, int64_t *ow) {
+    int64_t plane = p->oh * p->ow;
+    *n = r / plane;
+    int64_t rem = r - *n * plane;
+    *oh = rem / p->ow;
+    *ow = rem - *oh * p->ow;
+}
+
+static inline void next_pixel(const geom_t *p, int64_t *n, int64_t *oh, int64_t *ow) {
+    if (++*ow == p->ow) { *ow = 0; if (++*oh == p->oh) { *oh = 0; ++*n; } }
+}
+
+/* col[r - r0, :] = the receptive field of output pixel r, for r in [r0, r1).
+ * Pure data movement, so one version serves every element size. */
+static void im2col(const geom_t *p, size_t es, const char *x, int64_t r0, int64_t r1, char *col) {
+    const size_t pix = (size_t)p->c * es, krow = (size_t)p->kw * pix;
+    const int dense_row = p->dw == 1;
+    int64_t n, oh, ow;
+    pixel_of(p, r0, &n, &oh, &ow);
+    char *dst = col;
+    for (int64_t r = r0; r < r1; r++) {
+        const char *xn = x + (size_t)(n * p->h * p->w) * pix;
+        int64_t ih0 = oh * p->sh - p->pt, iw0 = ow * p->sw - p->pl;
+        int row_inside = iw0 >= 0 && iw0 + (p->kw - 1) * p->dw < p->w;
+        for (int64_t i = 0; i < p->kh; i++) {
+            int64_t ih = ih0 + i * p->dh;
+            if (ih < 0 || ih >= p->h) { memset(dst, 0, krow); dst += krow; continue; }
+            const char *xrow = xn + (size_t)(ih * p->w) * pix;
+            if (dense_row && row_inside) { memcpy(dst, xrow + (size_t)iw0 * pix, krow); dst += krow; continue; }
+            for (int64_t j = 0; j < p->kw; j++, dst += pix) {
+                int64_t iw = iw0 + j * p->dw;
+                if (iw < 0 || iw >= p->w) memset(dst, 0, pix);
+                else memcpy(dst, xrow + (size_t)iw * pix, pix);
+            }
+        }
+        next_pixel(p, &n, &oh, &ow);
+    }
+}
+
+/* x[receptive field of r] += col[r - r0, :] for r in [r0, r1) (the adjoint of im2col). */
+#define COL2IM(T)                                                                              \
+static void col2im_##T(const geom_t *p, const T *col, int64_t r0, int64_t r1, T *x) {          \
+    const int64_t C = p->c;                                                                    \
+    int64_t n, oh, ow;                                                                         \
+    pixel_of(p, r0, &n, &oh, &ow);                                                             \
+    for (int64_t r = r0; r < r1; r++) {                                                        \
+        T *xn = x + n * p->h * p->w * C;                                                       \
+        int64_t ih0 = oh * p->sh - p->pt, iw0 = ow * p->sw - p->pl;                            \
+        const T *src = col + (r - r0) * p->k;                                                  \
+        for (int64_t i = 0; i < p->kh; i++) {                                                  \
+            int64_t ih = ih0 + i * p->dh;                                                      \
+            if (ih < 0 || ih >= p->h) { src += p->kw * C; continue; }                          \
+            for (int64_t j = 0; j < p->kw; j++, src += C) {                                    \
+                int64_t iw = iw0 + j * p->dw;                                                  \
+                if (iw < 0 || iw >= p->w) continue;                                            \
+                T *d = xn + (ih * p->w + iw) * C;                                              \
+                for (int64_t q = 0; q < C; q++) d[q] += src[q];                                \
+            }                                                                                  \
+        }                                                                                      \
+        next_pixel(p, &n, &oh, &ow);                                                           \
+    }                                                                                          \
+}
+COL2IM(float)
+COL2IM(double)
+
+static void col2im(int dt, const geom_t *p, const void *col, int64_t r0, int64_t r1, void *x) {
+    if (dt == TPF_F32) col2im_float(p, (const float *)col, r0, r1, (float *)x);
+    else col2im_double(p, (const double *)col, r0, r1, (double *)x);
+}
+
+/* ---- conv2d ------------------------------------------------------------- */
+
+int tpf_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *y) {
+    geom_t p;
+    int st = load_geom(geom, &p);
+    if (st) return st;
+    size_t es = float_size(dt);
+    if (!es) return TPF_EBADDTYPE;
+    if (p.rows == 0 || p.oc == 0) return TPF_OK;
+    if (p.k == 0) { memset(y, 0, (size_t)(p.rows * p.oc) * es); return TPF_OK; }
+    int64_t R;
+    const int par = plan_blocks(&p, es, &R);
+    const int64_t blocks = (p.rows + R - 1) / R;
+    const int pointwise = is_pointwise(&p);
+    const int nt = par ? threads_for((double)p.rows * (double)p.k * (double)p.oc, blocks) : 1;
+    int failed = 0;
+    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    {
+        tpf_fp_enter();
+        char *col = pointwise ? NULL : malloc((size_t)(R * p.k) * es);
+        failed = !pointwise && !col;
+        #pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            if (failed) continue;
+            int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
+            const char *a = (const char *)x + (size_t)(r0 * p.k) * es;
+            if (!pointwise) { im2col(&p, es, (const char *)x, r0, r1, col); a = col; }
+            gemm(dt, 0, 0, r1 - r0, p.oc, p.k, a, p.k, w, p.oc, 0.0, (char *)y + (size_t)(r0 * p.oc) * es, p.oc);
+        }
+        free(col);
+    }
+    return failed ? TPF_ENOMEM : TPF_OK;
+}
+
+/* dw[k, oc] = sum over output pixels of col[pixel, k] * dy[pixel, oc]; each thread
+ * sums its blocks into its own buffer (thread 0 into dw), then the buffers add up. */
+int tpf_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw) {
+    geom_t p;
+    int st = load_geom(geom, &p);
+    if (st) return st;
+    size_t es = float_size(dt);
+    if (!es) return TPF_EBADDTYPE;
+    const size_t wsize = (size_t)(p.k * p.oc);
+    memset(dw, 0, wsize * es);
+    if (p.rows == 0 || wsize == 0) return TPF_OK;
+    int64_t R;
+    const int par = plan_blocks(&p, es, &R);
+    const int64_t blocks = (p.rows + R - 1) / R;
+    const int pointwise = is_pointwise(&p);
+    const int nt = par ? threads_for((double)p.rows * (double)p.k * (double)p.oc, blocks) : 1;
+    char *partial = nt > 1 ? calloc((size_t)(nt - 1) * wsize, es) : NULL;
+    if (nt > 1 && !partial) return TPF_ENOMEM;
+    int failed = 0;
+    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    {
+        tpf_fp_enter();
+#ifdef _OPENMP
+        int tid = omp_get_thread_num();
+#else
+        int tid = 0;
+#endif
+        char *acc = tid == 0 ? (char *)dw : partial + (size_t)(tid - 1) * wsize * es;
+        char *col = pointwise ? NULL : malloc((size_t)(R * p.k) * es);
+        failed = !pointwise && !col;
+        #pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            if (failed) continue;
+            int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
+            const char *a = (const char *)x + (size_t)(r0 * p.k) * es;
+            if (!pointwise) { im2col(&p, es, (const char *)x, r0, r1, col); a = col; }
+            gemm(dt, 1, 0, p.k, p.oc, r1 - r0, a, p.k, (const char *)dy + (size_t)(r0 * p.oc) * es, p.oc,
+                 1.0, acc, p.oc);
+        }
+        free(col);
+    }
+    for (int t = 1; t < nt; t++) {
+        if (dt == TPF_F32) {
+            float *d = dw; const float *s = (const float *)partial + (size_t)(t - 1) * wsize;
+            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
+        } else {
+            double *d = dw; const double *s = (const double *)partial + (size_t)(t - 1) * wsize;
+            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
+        }
+    }
+    free(partial);
+    return failed ? TPF_ENOMEM : TPF_OK;
+}
+
+/* dx = col2im(dy @ w^T).  col2im of one image's pixels overlaps, so threads own
+ * whole images: several small images per task, a big image in row blocks. */
+int tpf_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const void *w, void *dx) {
+    geom_t p;
+    int st = load_geom(geom, &p);
+    if (st) return st;
+    size_t es = float_size(dt);
+    if (!es) return TPF_EBADDTYPE;
+    const size_t xsize = (size_t)(p.n * p.h * p.w * p.c);
+    if (xsize == 0) return TPF_OK;
+    if (p.rows == 0 || p.oc == 0 || p.k == 0) { memset(dx, 0, xsize * es); return TPF_OK; }
+    int64_t R;
+    const int par = plan_blocks(&p, es, &R);
+    const double work = (double)p.rows * (double)p.k * (double)p.oc;
+    if (is_pointwise(&p)) {   /* dx [rows, c] = dy [rows, oc] @ w^T, any split */
+        const int64_t blocks = (p.rows + R - 1) / R;
+        const int nt = par ? threads_for(work, blocks) : 1;
+        #pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            tpf_fp_enter();
+            int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
+            gemm(dt, 0, 1, r1 - r0, p.c, p.oc, (const char *)dy + (size_t)(r0 * p.oc) * es, p.oc, w, p.oc, 0.0,
+                 (char *)dx + (size_t)(r0 * p.c) * es, p.c);
+        }
+        return TPF_OK;
+    }
+    memset(dx, 0, xsize * es);
+    const int64_t plane = p.oh * p.ow;
+    const int64_t per_task = plane >= R ? 1 : R / plane;   /* images per task */
+    const int64_t tasks = (p.n + per_task - 1) / per_task;
+    const int64_t cap = plane >= R ? R : per_task * plane;  /* rows per gemm */
+    const int nt = par ? threads_for(work, tasks) : 1;
+    int failed = 0;
+    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    {
+        tpf_fp_enter();
+        char *col = malloc((size_t)(cap * p.k) * es);
+        failed = !col;
+        #pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < tasks; t++) {
+            if (failed) continue;
+            int64_t n1 = (t + 1) * per_task < p.n ? (t + 1) * per_task : p.n;
+            int64_t end = n1 * plane;
+            for (int64_t r0 = t * per_task * plane; r0 < end; r0 += cap) {
+                int64_t r1 = r0 + cap < end ? r0 + cap : end;
+                gemm(dt, 0, 1, r1 - r0, p.k, p.oc, (const char *)dy + (size_t)(r0 * p.oc) * es, p.oc, w, p.oc,
+                     0.0, col, p.k);
+                col2im(dt, &p, col, r0, r1, dx);
+            }
+        }
+        free(col);
+    }
+    return failed ? TPF_ENOMEM : TPF_OK;
+}
+
+/* ---- depthwise conv2d ----------------------------------------------------
+ * y[n, oh, ow, c*m + j] = sum_{i, k} x[n, ih, iw, c] * w[i, k, c, j], m = oc / c.
+ * Direct loops: the channel axis is innermost, so they vectorise. */
+
+#define DEPTHWISE(T)                                                                           \
+static void dw_fwd_##T(const geom_t *p, const T *x, const T *w, T *y, int64_t r0, int64_t r1) { \
+    const int64_t C = p->c, M = p->oc / p->c, OC = p->oc;                                     \
+    int64_t n, oh, ow;                                                                         \
+    pixel_of(p, r0, &n, &oh, &ow);                                                             \
+    for (int64_t r = r0; r < r1; r++) {                                                        \
+        T *out = y + r * OC;                                                                   \
+        for (int64_t q = 0; q < OC; q++) out[q] = 0;                                           \
+        int64_t ih0 = oh * p->sh - p->pt, iw0 = ow * p->sw - p->pl;                            \
+        for (int64_t i = 0; i < p->kh; i++) {                                                  \
+            int64_t ih = ih0 + i * p->dh;                                                      \
+            if (ih < 0 || ih >= p->h) continue;                                                \
+            for (int64_t k = 0; k < p->kw; k++) {                                              \
+                int64_t iw = iw0 + k * p->dw;                                                  \
+                if (iw < 0 || iw >= p->w) continue;                                            \
+                const T *xp = x + ((n * p->h + ih) * p->w + iw) * C;                           \
+                const T *wp = w + (i * p->kw + k) * OC;                                        \
+                if (M == 1) for (int64_t q = 0; q < C; q++) out[q] += xp[q] * wp[q];           \
+                else for (int64_t c = 0; c < C; c++)                                           \
+                    for (int64_t j = 0; j < M; j++) out[c * M + j] += xp[c] * wp[c * M + j];   \
+            }                                                                                  \
+        }                                                                                      \
+        next_pixel(p, &n, &oh, &ow);                                                           \
+    }                                                                                          \
+}                                                                                              \
+/* dx for the images [n0, n1) (each image is written by one thread) */                        \
+static void dw_bwd_in_##T(const geom_t *p, const T *dy, const T *w, T *dx, int64_t n0, int64_t n1) { \
+    const int64_t C = p->c, M = p->oc / p->c, OC = p->oc;                                     \
+    for (int64_t n = n0; n < n1; n++)                                                          \
+        for (int64_t oh = 0; oh < p->oh; oh++)                                                 \
+            for (int64_t ow = 0; ow < p->ow; ow++) {                                           \
+                const T *g = dy + ((n * p->oh + oh) * p->ow + ow) * OC;                        \
+                int64_t ih0 = oh * p->sh - p->pt, iw0 = ow * p->sw - p->pl;                    \
+                for (int64_t i = 0; i < p->kh; i++) {                                          \
+                    int64_t ih = ih0 + i * p->dh;                                              \
+                    if (ih < 0 || ih >= p->h) continue;                                        \
+                    for (int64_t k = 0; k < p->kw; k++) {                                      \
+                        int64_t iw = iw0 + k * p->dw;                                          \
+                        if (iw < 0 || iw >= p->w) continue;                                    \
+                        T *xp = dx + ((n * p->h + ih) * p->w + iw) * C;                        \
+                        const T *wp = w + (i * p->kw + k) * OC;                                \
+                        if (M == 1) for (int64_t q = 0; q < C; q++) xp[q] += g[q] * wp[q];     \
+                        else for (int64_t c = 0; c < C; c++) {                                 \
+                            T s = 0;                                                           \
+                            for (int64_t j = 0; j < M; j++) s += g[c * M + j] * wp[c * M + j]; \
+                            xp[c] += s;                                                        \
+                        }                                                                      \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+}                                                                                              \
+/* dw += the contribution of output pixels [r0, r1) */                                        \
+static void dw_bwd_w_##T(const geom_t *p, const T *x, const T *dy, T *dw, int64_t r0, int64_t r1) { \
+    const int64_t C = p->c, M = p->oc / p->c, OC = p->oc;                                     \
+    int64_t n, oh, ow;                                                                         \
+    pixel_of(p, r0, &n, &oh, &ow);                                                             \
+    for (int64_t r = r0; r < r1; r++) {                                                        \
+        const T *g = dy + r * OC;                                                              \
+        int64_t ih0 = oh * p->sh - p->pt, iw0 = ow * p->sw - p->pl;                            \
+        for (int64_t i = 0; i < p->kh; i++) {                                                  \
+            int64_t ih = ih0 + i * p->dh;                                                      \
+            if (ih < 0 || ih >= p->h) continue;                                                \
+            for (int64_t k = 0; k < p->kw; k++) {                                              \
+                int64_t iw = iw0 + k * p->dw;                                                  \
+                if (iw < 0 || iw >= p->w) continue;                                            \
+                const T *xp = x + ((n * p->h + ih) * p->w + iw) * C;                           \
+                T *wp = dw + (i * p->kw + k) * OC;                                             \
+                if (M == 1) for (int64_t q = 0; q < C; q++) wp[q] += xp[q] * g[q];             \
+                else for (int64_t c = 0; c < C; c++)                                           \
+                    for (int64_t j = 0; j < M; j++) wp[c * M + j] += xp[c] * g[c * M + j];     \
+            }                                                                                  \
+        }                                                                                      \
+        next_pixel(p, &n, &oh, &ow);                                                           \
+    }                                                                                          \
+}
+DEPTHWISE(float)
+DEPTHWISE(double)
+
+static int depthwise_check(const geom_t *p) {
+    if (p->c == 0 ? p->oc != 0 : p->oc % p->c) return TPF_EBADSIZE;
+    return TPF_OK;
+}
+
+int tpf_depthwise_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *y) {
+    geom_t p;
+    int st = load_geom(geom, &p);
+    if (st || (st = depthwise_check(&p))) return st;
+    if (!float_size(dt)) return TPF_EBADDTYPE;
+    if (p.rows == 0 || p.oc == 0) return TPF_OK;
+    const int64_t B = 256, blocks = (p.rows + B - 1) / B;
+    const int nt = threads_for((double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8, blocks);
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t b = 0; b < blocks; b++) {
+        tpf_fp_enter();
+        int64_t r0 = b * B, r1 = r0 + B < p.rows ? r0 + B : p.rows;
+        if (dt == TPF_F32) dw_fwd_float(&p, x, w, y, r0, r1);
+        else dw_fwd_double(&p, x, w, y, r0, r1);
+    }
+    return TPF_OK;
+}
+
+int tpf_depthwise_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const void *w, void *dx) {
+    geom_t p;
+    int st = load_geom(geom, &p);
+    if (st || (st = depthwise_check(&p))) return st;
+    size_t es = float_size(dt);
+    if (!es) return TPF_EBADDTYPE;
+    memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * es);
+    if (p.rows == 0 || p.oc == 0) return TPF_OK;
+    const int nt = threads_for((double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8, p.n);
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t n = 0; n < p.n; n++) {
+        tpf_fp_enter();
+        if (dt == TPF_F32) dw_bwd_in_float(&p, dy, w, dx, n, n + 1);
+        else dw_bwd_in_double(&p, dy, w, dx, n, n + 1);
+    }
+    return TPF_OK;
+}
+
+int tpf_depthwise_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw) {
+    geom_t p;
+    int st = load_geom(geom, &p);
+    if (st || (st = depthwise_check(&p))) return st;
+    size_t es = float_size(dt);
+    if (!es) return TPF_EBADDTYPE;
+    const size_t wsize = (size_t)(p.kh * p.kw * p.oc);
+    memset(dw, 0, wsize * es);
+    if (p.rows == 0 || wsize == 0) return TPF_OK;
+    const int64_t B = 256, blocks = (p.rows + B - 1) / B;
+    const int nt = threads_for((double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8, blocks);
+    char *partial = nt > 1 ? calloc((size_t)(nt - 1) * wsize, es) : NULL;
+    if (nt > 1 && !partial) return TPF_ENOMEM;
+    #pragma omp parallel num_threads(nt)
+    {
+        tpf_fp_enter();
+#ifdef _OPENMP
+        int tid = omp_get_thread_num();
+#else
+        int tid = 0;
+#endif
+        void *acc = tid == 0 ? dw : partial + (size_t)(tid - 1) * wsize * es;
+        #pragma omp for schedule(static)
+        for (int64_t b = 0; b < blocks; b++) {
+            int64_t r0 = b * B, r1 = r0 + B < p.rows ? r0 + B : p.rows;
+            if (dt == TPF_F32) dw_bwd_w_float(&p, x, dy, acc, r0, r1);
+            else dw_bwd_w_double(&p, x, dy, acc, r0, r1);
+        }
+    }
+    for (int t = 1; t < nt; t++) {
+        if (dt == TPF_F32) {
+            float *d = dw; const float *s = (const float *)partial + (size_t)(t - 1) * wsize;
+            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
+        } else {
+            double *d = dw; const double *s = (const double *)partial + (size_t)(t - 1) * wsize;
+            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
+        }
+    }
+    free(partial);
+    return TPF_OK;
+}
+
+/* ---- pooling ---------------------------------------------------------------
+ * Windows are clipped to the input (padding is skipped, never read): max pooling
+ * takes the largest value, the first one in row-major window order on ties (NaN
+ * never wins, as in TensorFlow), average pooling divides by the number of
+ * positions inside the input (TensorFlow's SAME semantics).  The max-pool
+ * gradient recomputes the winner of each window and adds dy there. */
+
+static inline void window(const geom_t *p, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1,
+                          int64_t *w0, int64_t *w1) {
+    int64_t hs = oh * p->sh - p->pt, ws = ow * p->sw - p->pl;
+    *h0 = hs < 0 ? 0 : hs;
+    *h1 = hs + p->kh < p->h ? hs + p->kh : p->h;
+    *w0 = ws < 0 ? 0 : ws;
+    *w1 = ws + p->kw < p->w ? ws + p->kw : p->w;
+}
+
+#define POOLS(T, LOWEST)                                                                       \
+/* argmax per channel of the window of output pixel (n, oh, ow) into best/at */               \
+static void winmax_##T(const geom_t *p, const T *x, int64_t n, int64_t oh, int64_t ow,        \
+                       T *best, int64_t *at) {                                                 \
+    const int64_t C = p->c;                                                                    \
+    int64_t h0, h1, w0, w1;                                                                    \
+    window(p, oh, ow, &h0, &h1, &w0, &w1);                                                     \
+    int64_t first = (h0 < h1 && w0 < w1) ? ((n * p->h + h0) * p->w + w0) * C : -1;            \
+    for (int64_t q = 0; q < C; q++) { best[q] = LOWEST; at[q] = first < 0 ? -1 : first + q; } \
+    for (int64_t ih = h0; ih < h1; ih++)                                                       \
+        for (int64_t iw = w0; iw < w1; iw++) {                                                 \
+            int64_t base = ((n * p->h + ih) * p->w + iw) * C;                                  \
+            const T *xp = x + base;                                                            \
+            for (int64_t q = 0; q < C; q++)                                                    \
+                if (xp[q] > best[q]) { best[q] = xp[q]; at[q] = base + q; }                    \
+        }                                                                                      \
+}                                                                                              \
+static void maxpool_rows_##T(const geom_t *p, const T *x, T *y, int64_t r0, int64_t r1) {      \
+    const int64_t C = p->c;                                                                    \
+    int64_t n, oh, ow;                                                                         \
+    pixel_of(p, r0, &n, &oh, &ow);                                                             \
+    for (int64_t r = r0; r < r1; r++) {                                                        \
+        T *out = y + r * C;                                                                    \
+        int64_t h0, h1, w0, w1;                                                                \
+        window(p, oh, ow, &h0, &h1, &w0, &w1);                                                 \
+        for (int64_t q = 0; q < C; q++) out[q] = LOWEST;                                       \
+        for (int64_t ih = h0; ih < h1; ih++)                                                   \
+            for (int64_t iw = w0; iw < w1; iw++) {                                             \
+                const T *xp = x + ((n * p->h + ih) * p->w + iw) * C;                           \
+                for (int64_t q = 0; q < C; q++) out[q] = xp[q] > out[q] ? xp[q] : out[q];      \
+            }                                                                                  \
+        next_pixel(p, &n, &oh, &ow);                                                           \
+    }                                                                                          \
+}                                                                                              \
+static int maxpool_grad_img_##T(const geom_t *p, const T *x, const T *dy, T *dx, int64_t n) { \
+    const int64_t C = p->c;                                                                    \
+    T *best = malloc((size_t)C * sizeof(T));                                                   \
+    int64_t *at = malloc((size_t)C * sizeof(int64_t));                                         \
+    if (!best || !at) { free(best); free(at); return TPF_ENOMEM; }                             \
+    for (int64_t oh = 0; oh < p->oh; oh++)                                                     \
+        for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
+            const T *g = dy + ((n * p->oh + oh) * p->ow + ow) * C;                             \
+            winmax_##T(p, x, n, oh, ow, best, at);                                             \
+            for (int64_t q = 0; q < C; q++) if (at[q] >= 0) dx[at[q]] += g[q];                 \
+        }                                                                                      \
+    free(best); free(at);                                                                      \
+    return TPF_OK;                                                                             \
+}                                                                                              \
+static int maxpool_gg_rows_##T(const geom_t *p, const T *x, const T *ggx, T *ggy,             \
+                               int64_t r0, int64_t r1) {                                       \
+    const int64_t C = p->c;                                                                    \
+    T *best = malloc((size_t)C * sizeof(T));                                                   \
+    int64_t *at = malloc((size_t)C * sizeof(int64_t));                                         \
+    if (!best || !at) { free(best); free(at); return TPF_ENOMEM; }                             \
+    int64_t n, oh, ow;                                                                         \
+    pixel_of(p, r0, &n, &oh, &ow);                                                             \
+    for (int64_t r = r0; r < r1; r++) {                                                        \
+        winmax_##T(p, x, n, oh, ow, best, at);                                                 \
+        for (int64_t q = 0; q < C; q++) ggy[r * C + q] = at[q] >= 0 ? ggx[at[q]] : 0;          \
+        next_pixel(p, &n, &oh, &ow);                                                           \
+    }                                                                                          \
+    free(best); free(at);                                                                      \
+    return TPF_OK;                                                                             \
+}                                                                                              \
+static void avgpool_rows_##T(const geom_t *p, const T *x, T *y, int64_t r0, int64_t r1) {      \
+    const int64_t C = p->c;                                                                    \
+    int64_t n, oh, ow;                                                                         \
+    pixel_of(p, r0, &n, &oh, &ow);                                                             \
+    for (int64_t r = r0; r < r1; r++) {                                                        \
+        T *out = y + r * C;                                                                    \
+        int64_t h0, h1, w0, w1;                                                                \
+        window(p, oh, ow, &h0, &h1, &w0, &w1);                                                 \
+        for (int64_t q = 0; q < C; q++) out[q] = 0;                                            \
+        for (int64_t ih = h0; ih < h1; ih++)                                                   \
+            for (int64_t iw = w0; iw < w1; iw++) {                                             \
+                const T *xp = x + ((n * p->h + ih) * p->w + iw) * C;                           \
+                for (int64_t q = 0; q < C; q++) out[q] += xp[q];                               \
+            }                                                                                  \
+        int64_t cnt = (h1 - h0) * (w1 - w0);                                                   \
+        T inv = cnt > 0 ? (T)1 / (T)cnt : 0;                                                   \
+        for (int64_t q = 0; q < C; q++) out[q] *= inv;                                         \
+        next_pixel(p, &n, &oh, &ow);                                                           \
+    }                                                                                          \
+}                                                                                              \
+static void avgpool_grad_img_##T(const geom_t *p, const T *dy, T *dx, int64_t n) {            \
+    const int64_t C = p->c;                                                                    \
+    for (int64_t oh = 0; oh < p->oh; oh++)                                                     \
+        for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
+            const T *g = dy + ((n * p->oh + oh) * p->ow + ow) * C;                             \
+            int64_t h0, h1, w0, w1;                                                            \
+            window(p, oh, ow, &h0, &h1, &w0, &w1);                                             \
+            int64_t cnt = (h1 - h0) * (w1 - w0);                                               \
+            if (cnt <= 0) continue;                                                            \
+            T inv = (T)1 / (T)cnt;                                                             \
+            for (int64_t ih = h0; ih < h1; ih++)                                               \
+                for (int64_t iw = w0; iw < w1; iw++) {                                         \
+                    T *xp = dx + ((n * p->h + ih) * p->w + iw) * C;                            \
+                    for (int64_t q = 0; q < C; q++) xp[q] += g[q] * inv;                       \
+                }                                                                              \
+        }                                                                                      \
+}
+POOLS(float, -INFINITY)
+POOLS(double, -INFINITY)
+
+static int pool_setup(int dt, const int64_t *geom, geom_t *p) {
+    int st = load_geom(geom, p);
+    if (st) return st;
+    if (!float_size(dt)) return TPF_EBADDTYPE;
+    return TPF_OK;
+}
+
+#define POOL_BLOCK 64
+
+int tpf_max_pool2d(int dt, const int64_t *geom, const void *x, void *y) {
+    geom_t p;
+    int st = pool_setup(dt, geom, &p);
+    if (st) return st;
+    if (p.rows == 0 || p.c == 0) return TPF_OK;
+    const int64_t blocks = (p.rows + POOL_BLOCK - 1) / POOL_BLOCK;
+    const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, blocks);
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t b = 0; b < blocks; b++) {
+        tpf_fp_enter();
+        int64_t r0 = b * POOL_BLOCK, r1 = r0 + POOL_BLOCK < p.rows ? r0 + POOL_BLOCK : p.rows;
+        if (dt == TPF_F32) maxpool_rows_float(&p, x, y, r0, r1);
+        else maxpool_rows_double(&p, x, y, r0, r1);
+    }
+    return TPF_OK;
+}
+
+int tpf_max_pool2d_grad(int dt, const int64_t *geom, const void *x, const void *dy, void *dx) {
+    geom_t p;
+    int st = pool_setup(dt, geom, &p);
+    if (st) return st;
+    size_t es = float_size(dt);
+    memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * es);
+    if (p.rows == 0 || p.c == 0) return TPF_OK;
+    const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, p.n);
+    int failed = 0;
+    #pragma omp parallel for num_threads(nt) schedule(static) reduction(|:failed)
+    for (int64_t n = 0; n < p.n; n++) {
+        tpf_fp_enter();
+        if (dt == TPF_F32) failed |= maxpool_grad_img_float(&p, x, dy, dx, n);
+        else failed |= maxpool_grad_img_double(&p, x, dy, dx, n);
+    }
+    return failed ? TPF_ENOMEM : TPF_OK;
+}
+
+int tpf_max_pool2d_grad_grad(int dt, const int64_t *geom, const void *x, const void *ggx, void *ggy) {
+    geom_t p;
+    int st = pool_setup(dt, geom, &p);
+    if (st) return st;
+    if (p.rows == 0 || p.c == 0) return TPF_OK;
+    const int64_t blocks = (p.rows + POOL_BLOCK - 1) / POOL_BLOCK;
+    const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, blocks);
+    int failed = 0;
+    #pragma omp parallel for num_threads(nt) schedule(static) reduction(|:failed)
+    for (int64_t b = 0; b < blocks; b++) {
+        tpf_fp_enter();
+        int64_t r0 = b * POOL_BLOCK, r1 = r0 + POOL_BLOCK < p.rows ? r0 + POOL_BLOCK : p.rows;
+        if (dt == TPF_F32) failed |= maxpool_gg_rows_float(&p, x, ggx, ggy, r0, r1);
+        else failed |= maxpool_gg_rows_double(&p, x, ggx, ggy, r0, r1);
+    }
+    return failed ? TPF_ENOMEM : TPF_OK;
+}
+
+int tpf_avg_pool2d(int dt, const int64_t *geom, const void *x, void *y) {
+    geom_t p;
+    int st = pool_setup(dt, geom, &p);
+    if (st) return st;
+    if (p.rows == 0 || p.c == 0) return TPF_OK;
+    const int64_t blocks = (p.rows + POOL_BLOCK - 1) / POOL_BLOCK;
+    const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, blocks);
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t b = 0; b < blocks; b++) {
+        tpf_fp_enter();
+        int64_t r0 = b * POOL_BLOCK, r1 = r0 + POOL_BLOCK < p.rows ? r0 + POOL_BLOCK : p.rows;
+        if (dt == TPF_F32) avgpool_rows_float(&p, x, y, r0, r1);
+        else avgpool_rows_double(&p, x, y, r0, r1);
+    }
+    return TPF_OK;
+}
+
+int tpf_avg_pool2d_grad(int dt, const int64_t *geom, const void *dy, void *dx) {
+    geom_t p;
+    int st = pool_setup(dt, geom, &p);
+    if (st) return st;
+    size_t es = float_size(dt);
+    memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * es);
+    if (p.rows == 0 || p.c == 0) return TPF_OK;
+    const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, p.n);
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t n = 0; n < p.n; n++) {
+        tpf_fp_enter();
+        if (dt == TPF_F32) avgpool_grad_img_float(&p, dy, dx, n);
+        else avgpool_grad_img_double(&p, dy, dx, n);
+    }
+    return TPF_OK;
+}
