@@ -77,10 +77,11 @@ def register_gradient(op_type: str):
 
     ``g`` is the upstream gradient (a tuple for several outputs), ``ans`` the
     output; return one gradient per input, ``None`` where there is none.  Use
-    tapeflow ops so the gradient differentiates again.  Core's ops already have
-    their gradients: registering one of those names again is an error (override
-    a computation's gradient with :func:`custom_gradient` instead).  See
-    :func:`record` for a complete example.
+    tapeflow ops so the gradient differentiates again.  Registering a user op
+    again replaces its gradient (re-running a notebook cell works); core's ops
+    already have theirs, so their names are refused (override a computation's
+    gradient with :func:`custom_gradient` instead).  See :func:`record` for a
+    complete example.
 
     >>> from tapeflow.autodiff import register_gradient
     >>> @register_gradient("doc_double")
@@ -89,9 +90,10 @@ def register_gradient(op_type: str):
     """
     if not isinstance(op_type, str) or not op_type:
         raise TypeError(f"register_gradient takes an op name (str); got {op_type!r}")
-    if op_type in GRADIENTS:
-        raise KeyError(f"a gradient for op {op_type!r} is already registered; op names are global, pick another "
-                       f"name for your op (or use tf.custom_gradient to override a computation's gradient)")
+    reg = _dispatch.REGISTRY
+    if op_type in reg or op_type == "custom_gradient" or any(d.tf_name == op_type for d in reg.values()):
+        raise KeyError(f"{op_type!r} is one of tapeflow's own ops, whose gradient is already defined; give your op "
+                       f"another name (or use tf.custom_gradient to override a computation's gradient)")
 
     def deco(fn):
         if not callable(fn):

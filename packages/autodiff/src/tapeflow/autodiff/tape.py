@@ -31,7 +31,7 @@ from tapeflow.core.tensor import Tensor, convert_to_tensor
 from tapeflow.core.variables import Variable
 
 from . import _nest
-from .registry import GRADIENTS
+from .registry import GRADIENTS, PER_INPUT
 
 _hooks = _dispatch.hooks
 _REGISTRY = _dispatch.REGISTRY
@@ -53,20 +53,20 @@ _entered = 0  # tapes entered on any thread; the hooks are installed while > 0
 
 # ---- the two hooks (the hot path) ----------------------------------------------
 
-def _record(op, inputs, out, attrs):
+def _record(op, inputs, out, attrs, _state=_state, _id=id, _Tensor=Tensor):
     for tape in _state.rec:
         tracked = tape._tracked
         for t in inputs:
-            if id(t) in tracked:
+            if _id(t) in tracked:
                 break
         else:
             continue
         tape._ops.append((op, inputs, out, attrs))
-        if type(out) is Tensor:
-            tracked[id(out)] = out
+        if type(out) is _Tensor:
+            tracked[_id(out)] = out
         else:
             for o in out:
-                tracked[id(o)] = o
+                tracked[_id(o)] = o
 
 
 def _on_read(var):
@@ -498,18 +498,25 @@ class GradientTape:
                 if all(g is None for g in gs):
                     continue
                 g = tuple(_zeros_like(o) if gi is None else gi for o, gi in zip(out, gs))
-            rule = GRADIENTS.get(op)
-            if rule is None:
-                if _nondiff(op):
-                    continue
-                raise LookupError(f"no gradient is registered for op {op!r}, which lies between the target and "
-                                  f"a source; register one with tapeflow.autodiff.register_gradient({op!r})")
-            res = rule(g, out, *ins, **attrs) if attrs else rule(g, out, *ins)
-            if type(res) is not tuple:
-                res = tuple(res) if isinstance(res, list) else (res,)
-            if len(res) != len(ins):
-                raise ValueError(f"the gradient rule of op {op!r} returned {len(res)} gradients for its "
-                                 f"{len(ins)} inputs")
+            per = PER_INPUT.get(op)
+            if per is not None:
+                # per-input rules: only the inputs that lead to a source
+                attrs = attrs or {}
+                res = tuple(f(g, out, *ins, **attrs) if id(t) in reach else None for f, t in zip(per, ins))
+            else:
+                rule = GRADIENTS.get(op)
+                if rule is None:
+                    if _nondiff(op):
+                        continue
+                    raise LookupError(f"no gradient is registered for op {op!r}, which lies between the target "
+                                      f"and a source; register one with "
+                                      f"tapeflow.autodiff.register_gradient({op!r})")
+                res = rule(g, out, *ins, **attrs) if attrs else rule(g, out, *ins)
+                if type(res) is not tuple:
+                    res = tuple(res) if isinstance(res, list) else (res,)
+                if len(res) != len(ins):
+                    raise ValueError(f"the gradient rule of op {op!r} returned {len(res)} gradients for its "
+                                     f"{len(ins)} inputs")
             for t, gi in zip(ins, res):
                 if gi is None:
                     continue

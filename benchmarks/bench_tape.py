@@ -1,0 +1,177 @@
+"""Tape benchmarks: recorded-op overhead (forward + backward) and the seeds' linear regression.
+
+Measured in this process beside PyTorch autograd and TensorFlow's GradientTape (when
+installed), so the ratios are meaningful on a noisy machine.
+
+* chain: a 100-op scalar chain ``y = y * c + ...`` recorded on a tape and played
+  back; the figure is µs per recorded op, forward and backward together.
+* no tape: the same chain without any tape (what recording adds is the difference).
+* linreg: the guide's 300-step linear regression (2000 points, lr 0.01), ms per run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from _common import best_of, optional, save, table
+
+import tapeflow as tf
+
+torch = optional("torch")
+tensorflow = optional("tensorflow")
+if torch is not None:
+    torch.set_num_threads(1)
+
+N_OPS = 100
+results: dict = {}
+
+
+def us(s):
+    return f"{s * 1e6:.2f}"
+
+
+# -- chains ------------------------------------------------------------------------
+# two 100-op scalar chains: multiply by a constant; and mul/add/sin/mul-by-x (x-dependent on both sides)
+def tapeflow_step(chain):
+    x = tf.constant(0.5)
+    c = tf.constant(1.001)
+
+    def run():
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = chain(x, c)
+        return tape.gradient(y, x)
+
+    def fwd():
+        return chain(x, c)
+
+    return run, fwd
+
+
+def torch_step(chain):
+    x = torch.tensor(0.5, requires_grad=True)
+    c = torch.tensor(1.001)
+
+    def run():
+        y = chain(x, c)
+        (g,) = torch.autograd.grad(y, x)
+        return g
+
+    def fwd():
+        with torch.no_grad():
+            return chain(x, c)
+
+    return run, fwd
+
+
+def tf_step(chain):
+    x = tensorflow.constant(0.5)
+    c = tensorflow.constant(1.001)
+
+    def run():
+        with tensorflow.GradientTape() as tape:
+            tape.watch(x)
+            y = chain(x, c)
+        return tape.gradient(y, x)
+
+    def fwd():
+        return chain(x, c)
+
+    return run, fwd
+
+
+def mul_chain(x, c):
+    y = x
+    for _ in range(N_OPS):
+        y = y * c
+    return y
+
+
+def make_mixed(sin):
+    def mixed_chain(x, c):
+        y = x
+        for _ in range(N_OPS // 4):
+            y = y * c
+            y = y + c
+            y = sin(y)
+            y = y * x
+        return y
+    return mixed_chain
+
+
+frameworks = {"tapeflow": (tapeflow_step, tf.sin)}
+if torch is not None:
+    frameworks["pytorch"] = (torch_step, torch.sin)
+if tensorflow is not None:
+    frameworks["tensorflow"] = (tf_step, tensorflow.sin)
+
+rows = []
+chain_res: dict = {}
+for cname in ("mul by const", "mixed mul/add/sin/mul"):
+    for fname, (step, sin) in frameworks.items():
+        chain = mul_chain if cname == "mul by const" else make_mixed(sin)
+        run, fwd = step(chain)
+        number = 20 if fname == "tensorflow" else 100
+        t_run = best_of(run, number, repeat=7) / N_OPS
+        t_fwd = best_of(fwd, number, repeat=7) / N_OPS
+        chain_res.setdefault(cname, {})[fname] = {"recorded_us": t_run * 1e6, "no_tape_us": t_fwd * 1e6}
+    base = chain_res[cname]["tapeflow"]["recorded_us"]
+    for fname, r in chain_res[cname].items():
+        rows.append([cname, fname, f"{r['no_tape_us']:.2f}", f"{r['recorded_us']:.2f}",
+                     f"{r['recorded_us'] / base:.2f}x"])
+print(table(f"{N_OPS}-op scalar chain, µs per op (recorded = forward on a tape + backward; ratio = other / tapeflow, "
+            ">1 means tapeflow is faster)", ["chain", "framework", "no tape", "recorded", "ratio"], rows))
+results["chain_us_per_op"] = chain_res
+
+# -- the guide's linear regression -----------------------------------------------------
+rng = np.random.default_rng(0)
+xs_np = rng.standard_normal(2000).astype(np.float32)
+ys_np = (xs_np * 3 + 2 + rng.standard_normal(2000).astype(np.float32)).astype(np.float32)
+
+
+def tapeflow_linreg():
+    xs, ys = tf.constant(xs_np), tf.constant(ys_np)
+    W, B = tf.Variable(5.0), tf.Variable(10.0)
+    for _ in range(300):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(xs * W + B - ys))
+        dW, dB = tape.gradient(loss, [W, B])
+        W.assign_sub(dW * 0.01)
+        B.assign_sub(dB * 0.01)
+    return float(loss)
+
+
+def torch_linreg():
+    xs, ys = torch.tensor(xs_np), torch.tensor(ys_np)
+    W = torch.tensor(5.0, requires_grad=True)
+    B = torch.tensor(10.0, requires_grad=True)
+    for _ in range(300):
+        loss = torch.mean(torch.square(xs * W + B - ys))
+        dW, dB = torch.autograd.grad(loss, [W, B])
+        with torch.no_grad():
+            W -= dW * 0.01
+            B -= dB * 0.01
+    return float(loss)
+
+
+def tf_linreg():
+    xs, ys = tensorflow.constant(xs_np), tensorflow.constant(ys_np)
+    W, B = tensorflow.Variable(5.0), tensorflow.Variable(10.0)
+    for _ in range(300):
+        with tensorflow.GradientTape() as tape:
+            loss = tensorflow.reduce_mean(tensorflow.square(xs * W + B - ys))
+        dW, dB = tape.gradient(loss, [W, B])
+        W.assign_sub(dW * 0.01)
+        B.assign_sub(dB * 0.01)
+    return float(loss)
+
+
+lin = {"tapeflow": tapeflow_linreg}
+if torch is not None:
+    lin["pytorch"] = torch_linreg
+if tensorflow is not None:
+    lin["tensorflow"] = tf_linreg
+lin_ms = {k: best_of(f, 1, repeat=5) * 1e3 for k, f in lin.items()}
+print(table("Seeds' linear regression, 300 steps on 2000 points (ms per run; ratio = other / tapeflow)",
+            ["framework", "ms", "ratio"], [[k, f"{v:.1f}", f"{v / lin_ms['tapeflow']:.2f}x"] for k, v in lin_ms.items()]))
+results["linreg_300_steps_ms"] = lin_ms
+save("tape", results)
