@@ -1,2 +1,2 @@
 int tpf_reduce(int op, int dt, const void *x, void *out, int64_t outer, int64_t r, int64_t inner);
-int tpf_argreduce(int op, int dt, const void *x, int64_t *out, int64_t outer, int64_t r, int64_t inner);
+int tpf_argreduce(int op, int dt, const void *x, void *out, int64_t outer, int64_t r, int64_t inner);

@@ -43,13 +43,27 @@ static inline int64_t geti(int dt, const void *p, int64_t i) {
 
 static int is_float(int dt) { return dt <= TPF_F64; }
 
+/* A double as a float rounded to odd: converting that float to half or bfloat16
+ * then rounds exactly as a direct double -> half conversion would (no double rounding). */
+static inline float round_to_odd(double v) {
+    float f = (float)v;
+    if ((double)f != v && v == v && f - f == 0) {
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        if (fabs((double)f) > fabs(v)) b -= 1;   /* rounded away from zero: step back one ulp */
+        b |= 1;
+        memcpy(&f, &b, 4);
+    }
+    return f;
+}
+
 static void cast_range(int src, const void *x, int dst, void *o, int64_t lo, int64_t hi) {
     if (is_float(src)) {
         for (int64_t i = lo; i < hi; i++) {
             double v = getf(src, x, i);
             switch (dst) {
-            case TPF_F16: ((uint16_t *)o)[i] = tpf_float_to_half((float)v); break;
-            case TPF_BF16: ((uint16_t *)o)[i] = tpf_float_to_bf16((float)v); break;
+            case TPF_F16: ((uint16_t *)o)[i] = tpf_float_to_half(round_to_odd(v)); break;
+            case TPF_BF16: ((uint16_t *)o)[i] = tpf_float_to_bf16(round_to_odd(v)); break;
             case TPF_F32: ((float *)o)[i] = (float)v; break;
             case TPF_F64: ((double *)o)[i] = v; break;
             case TPF_I8: ((int8_t *)o)[i] = sat_int8_t(v); break;
@@ -64,8 +78,8 @@ static void cast_range(int src, const void *x, int dst, void *o, int64_t lo, int
         for (int64_t i = lo; i < hi; i++) {
             int64_t v = geti(src, x, i);
             switch (dst) {
-            case TPF_F16: ((uint16_t *)o)[i] = tpf_float_to_half((float)v); break;
-            case TPF_BF16: ((uint16_t *)o)[i] = tpf_float_to_bf16((float)v); break;
+            case TPF_F16: ((uint16_t *)o)[i] = tpf_float_to_half(round_to_odd((double)v)); break;
+            case TPF_BF16: ((uint16_t *)o)[i] = tpf_float_to_bf16(round_to_odd((double)v)); break;
             case TPF_F32: ((float *)o)[i] = (float)v; break;
             case TPF_F64: ((double *)o)[i] = (double)v; break;
             case TPF_I8: ((int8_t *)o)[i] = (int8_t)v; break;      /* wraps, like C and NumPy */
@@ -81,6 +95,7 @@ static void cast_range(int src, const void *x, int dst, void *o, int64_t lo, int
 
 /* fast loops for the common float32 <-> others conversions */
 #define FAST(SRC_T, DST_T) { const SRC_T *X = x; DST_T *O = o; for (int64_t i = lo; i < hi; i++) O[i] = (DST_T)X[i]; }
+#define FASTF(SRC_T, DST_T, CONV) { const SRC_T *X = x; DST_T *O = o; for (int64_t i = lo; i < hi; i++) O[i] = CONV(X[i]); }
 
 int tpf_cast(int src, const void *x, int dst, void *o, int64_t n) {
     if (src < 0 || src >= TPF_NDTYPES || dst < 0 || dst >= TPF_NDTYPES) return TPF_EBADDTYPE;
@@ -92,7 +107,11 @@ int tpf_cast(int src, const void *x, int dst, void *o, int64_t n) {
     for (int t = 0; t < nt; t++) {
         int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
         if (lo >= hi) continue;
-        if (src == TPF_I32 && dst == TPF_F32) FAST(int32_t, float)
+        if (src == TPF_F16 && dst == TPF_F32) FASTF(uint16_t, float, tpf_half_to_float)
+        else if (src == TPF_F32 && dst == TPF_F16) FASTF(float, uint16_t, tpf_float_to_half)
+        else if (src == TPF_BF16 && dst == TPF_F32) FASTF(uint16_t, float, tpf_bf16_to_float)
+        else if (src == TPF_F32 && dst == TPF_BF16) FASTF(float, uint16_t, tpf_float_to_bf16)
+        else if (src == TPF_I32 && dst == TPF_F32) FAST(int32_t, float)
         else if (src == TPF_F32 && dst == TPF_F64) FAST(float, double)
         else if (src == TPF_F64 && dst == TPF_F32) FAST(double, float)
         else if (src == TPF_I64 && dst == TPF_F32) FAST(int64_t, float)

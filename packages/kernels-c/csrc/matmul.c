@@ -4,18 +4,30 @@
 #include "tpf.h"
 #include <cblas.h>
 
-#define IMM(T)                                                                        \
+/* Integer matmul wraps modulo 2**bits like the element-wise integer ops: products
+ * and sums run in unsigned arithmetic (W), which C defines to wrap.  The j loop is
+ * innermost so that rows of B (and C) stream contiguously when B is not transposed. */
+#define IMM(T, W)                                                                     \
 static void imm_##T(int ta, int tb, int64_t m, int64_t n, int64_t k,                  \
                     const T *A, const T *B, T *C) {                                   \
-    for (int64_t i = 0; i < m; i++)                                                   \
-        for (int64_t j = 0; j < n; j++) {                                             \
-            T s = 0;                                                                  \
-            for (int64_t p = 0; p < k; p++)                                           \
-                s += (ta ? A[p * m + i] : A[i * k + p]) * (tb ? B[j * k + p] : B[p * n + j]); \
-            C[i * n + j] = s;                                                         \
+    int64_t sai = ta ? 1 : k, sap = ta ? m : 1, sbp = tb ? 1 : n, sbj = tb ? k : 1;   \
+    int nt = TPF_NTHREADS(m * n * k);                                                 \
+    _Pragma("omp parallel for num_threads(nt) schedule(static)")                     \
+    for (int64_t i = 0; i < m; i++) {                                                 \
+        W row[256];                                                                   \
+        for (int64_t j0 = 0; j0 < n; j0 += 256) {                                     \
+            int64_t nb = n - j0 < 256 ? n - j0 : 256;                                 \
+            for (int64_t j = 0; j < nb; j++) row[j] = 0;                              \
+            for (int64_t p = 0; p < k; p++) {                                         \
+                W a = (W)A[i * sai + p * sap];                                        \
+                const T *b = B + p * sbp + j0 * sbj;                                  \
+                for (int64_t j = 0; j < nb; j++) row[j] += a * (W)b[j * sbj];         \
+            }                                                                         \
+            for (int64_t j = 0; j < nb; j++) C[i * n + j0 + j] = (T)row[j];           \
         }                                                                             \
+    }                                                                                 \
 }
-IMM(int8_t) IMM(uint8_t) IMM(int16_t) IMM(int32_t) IMM(int64_t)
+IMM(int8_t, uint32_t) IMM(uint8_t, uint32_t) IMM(int16_t, uint32_t) IMM(int32_t, uint32_t) IMM(int64_t, uint64_t)
 
 int tpf_matmul(int dt, int ta, int tb, int64_t batch, int64_t m, int64_t n, int64_t k,
                const void *a, int64_t a_bstride, const void *b, int64_t b_bstride, void *out) {

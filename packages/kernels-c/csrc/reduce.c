@@ -1,60 +1,192 @@
 /* Reductions over the middle axis of an (outer, r, inner) view; the Python
  * side coalesces any set of reduced axes into that form (transposing first when
- * the reduced axes are not adjacent).  Float sums accumulate in double for
- * float32 to keep large sums accurate. */
+ * the reduced axes are not adjacent).
+ *
+ * Accumulators: float32 sums and products accumulate in double; integer sums,
+ * products and means accumulate in 64-bit unsigned arithmetic and wrap to the
+ * dtype (as TensorFlow's int reductions and NumPy's `sum(dtype=...)` do); integer
+ * means truncate toward zero.  Empty reductions give the identity: sum 0, prod 1,
+ * max the lowest value (-inf), min the highest, float mean NaN, integer mean 0.
+ * max/min propagate NaN.
+ *
+ * Loops keep eight independent accumulators along a contiguous row (inner == 1)
+ * or a block of accumulators across `inner`, so they vectorize without
+ * reassociating anything the compiler may not.  Work is split across threads by
+ * output rows, by inner columns, or (for few outputs) by slices of the reduced
+ * axis whose partial results are combined at the end.
+ */
+#include <stdlib.h>
 #include "tpf.h"
 #include "reduce.h"
 
-#define RED_LOOP(NAME, SUF, T, ACC, TO, INIT, STEP, FINISH)                          \
-static void red_##NAME##_##SUF(const void *xv, void *ov, int64_t o0, int64_t o1,     \
-                                int64_t r, int64_t inner) {                          \
-    const T *X = (const T *)xv; TO *O = (TO *)ov;                                    \
-    for (int64_t o = o0; o < o1; o++) {                                              \
-        if (inner == 1) {                                                            \
-            const T *x = X + o * r; ACC acc = INIT;                                  \
-            for (int64_t i = 0; i < r; i++) { T v = x[i]; STEP; }                    \
-            O[o] = (TO)(FINISH);                                                     \
-        } else {                                                                     \
-            for (int64_t j = 0; j < inner; j++) {                                    \
-                const T *x = X + o * r * inner + j; ACC acc = INIT;                  \
-                for (int64_t i = 0; i < r; i++) { T v = x[i * inner]; STEP; }        \
-                O[o * inner + j] = (TO)(FINISH);                                     \
-            }                                                                        \
-        }                                                                            \
-    }                                                                                \
+#define BLK 256
+
+/* One kernel per (op, dtype): reduce x[o, i, j] over i in [i0, i1) for o in
+ * [o0, o1) and j in [j0, j1).  With part == NULL the finished values go to out;
+ * otherwise the raw accumulators go to part[o * inner + j].  Inside STEP, `acc` is
+ * the accumulator and `v` the value; FIN turns `acc` into the output (r = length). */
+#define RED_DEF(NAME, SUF, T, ACC, TO, INIT, STEP, FIN)                                  \
+static void rk_##NAME##_##SUF(const void *xv, void *ov, void *pv, int64_t r, int64_t inner, \
+                              int64_t o0, int64_t o1, int64_t j0, int64_t j1,             \
+                              int64_t i0, int64_t i1) {                                   \
+    const T *X = (const T *)xv; TO *O = (TO *)ov; ACC *P = (ACC *)pv;                     \
+    for (int64_t o = o0; o < o1; o++) {                                                   \
+        if (inner == 1) {                                                                 \
+            const T *x = X + o * r;                                                       \
+            ACC a[8];                                                                     \
+            for (int k = 0; k < 8; k++) a[k] = INIT;                                      \
+            int64_t i = i0;                                                               \
+            for (; i + 8 <= i1; i += 8)                                                   \
+                for (int k = 0; k < 8; k++) { ACC acc = a[k]; T v = x[i + k]; STEP; a[k] = acc; } \
+            ACC acc = a[0];                                                               \
+            for (int k = 1; k < 8; k++) { ACC v = a[k]; STEP; }                           \
+            for (; i < i1; i++) { T v = x[i]; STEP; }                                     \
+            if (P) P[o] = acc; else O[o] = (TO)(FIN);                                     \
+        } else {                                                                          \
+            for (int64_t jb = j0; jb < j1; jb += BLK) {                                   \
+                int64_t nb = j1 - jb < BLK ? j1 - jb : BLK;                               \
+                ACC a[BLK];                                                               \
+                for (int64_t k = 0; k < nb; k++) a[k] = INIT;                             \
+                for (int64_t i = i0; i < i1; i++) {                                       \
+                    const T *x = X + (o * r + i) * inner + jb;                            \
+                    for (int64_t k = 0; k < nb; k++) { ACC acc = a[k]; T v = x[k]; STEP; a[k] = acc; } \
+                }                                                                         \
+                if (P) { for (int64_t k = 0; k < nb; k++) P[o * inner + jb + k] = a[k]; } \
+                else { for (int64_t k = 0; k < nb; k++) { ACC acc = a[k]; O[o * inner + jb + k] = (TO)(FIN); } } \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+}                                                                                         \
+static void rc_##NAME##_##SUF(const void *pv, int nparts, int64_t count, void *ov, int64_t r) { \
+    const ACC *P = (const ACC *)pv; TO *O = (TO *)ov;                                     \
+    for (int64_t q = 0; q < count; q++) {                                                 \
+        ACC acc = P[q];                                                                   \
+        for (int t = 1; t < nparts; t++) { ACC v = P[t * count + q]; STEP; }              \
+        O[q] = (TO)(FIN);                                                                 \
+    }                                                                                     \
 }
 
-#define RED_ALL(NAME, INITF, INITI, STEP, FINISH)                                    \
-    RED_LOOP(NAME, f32, float, double, float, INITF, STEP, FINISH)                   \
-    RED_LOOP(NAME, f64, double, double, double, INITF, STEP, FINISH)                 \
-    RED_LOOP(NAME, i8, int8_t, int64_t, int8_t, INITI, STEP, FINISH)                 \
-    RED_LOOP(NAME, u8, uint8_t, int64_t, uint8_t, INITI, STEP, FINISH)               \
-    RED_LOOP(NAME, i16, int16_t, int64_t, int16_t, INITI, STEP, FINISH)              \
-    RED_LOOP(NAME, i32, int32_t, int64_t, int32_t, INITI, STEP, FINISH)              \
-    RED_LOOP(NAME, i64, int64_t, int64_t, int64_t, INITI, STEP, FINISH)
+#define S_ADD acc += v
+#define S_MUL acc *= v
+/* NaN-propagating: once acc is NaN no comparison replaces it */
+#define S_FMAX acc = (v > acc || v != v) ? (ACC_T)v : acc
+#define S_FMIN acc = (v < acc || v != v) ? (ACC_T)v : acc
+#define S_IMAX acc = v > acc ? v : acc
+#define S_IMIN acc = v < acc ? v : acc
 
-RED_ALL(sum, 0.0, 0, acc += v, acc)
-RED_ALL(prod, 1.0, 1, acc *= v, acc)
-RED_ALL(mean, 0.0, 0, acc += v, r ? acc / r : 0)
-/* max/min propagate NaN like TensorFlow and NumPy */
-RED_LOOP(max, f32, float, float, float, -INFINITY, if (v > acc || v != v) acc = (acc != acc) ? acc : v, acc)
-RED_LOOP(max, f64, double, double, double, -INFINITY, if (v > acc || v != v) acc = (acc != acc) ? acc : v, acc)
-RED_LOOP(min, f32, float, float, float, INFINITY, if (v < acc || v != v) acc = (acc != acc) ? acc : v, acc)
-RED_LOOP(min, f64, double, double, double, INFINITY, if (v < acc || v != v) acc = (acc != acc) ? acc : v, acc)
+/* wrapping integer sums/products: unsigned 64-bit accumulators, converted back */
+#define RED_INT_ARITH(SUF, T)                                                                \
+    RED_DEF(sum, SUF, T, uint64_t, T, 0, acc += (uint64_t)v, acc)                           \
+    RED_DEF(prod, SUF, T, uint64_t, T, 1, acc *= (uint64_t)v, acc)                          \
+    RED_DEF(mean, SUF, T, uint64_t, T, 0, acc += (uint64_t)v, r ? (int64_t)acc / r : 0)
+RED_INT_ARITH(i8, int8_t)
+RED_INT_ARITH(i16, int16_t)
+RED_INT_ARITH(i32, int32_t)
+RED_INT_ARITH(i64, int64_t)
+/* uint8 means: the 64-bit sum is non-negative (r < 2**55) */
+RED_DEF(sum, u8, uint8_t, uint64_t, uint8_t, 0, acc += v, acc)
+RED_DEF(prod, u8, uint8_t, uint64_t, uint8_t, 1, acc *= v, acc)
+RED_DEF(mean, u8, uint8_t, uint64_t, uint8_t, 0, acc += v, r ? acc / (uint64_t)r : 0)
+
+#define ACC_T double
+RED_DEF(sum, f32, float, double, float, 0.0, S_ADD, acc)
+RED_DEF(sum, f64, double, double, double, 0.0, S_ADD, acc)
+RED_DEF(prod, f32, float, double, float, 1.0, S_MUL, acc)
+RED_DEF(prod, f64, double, double, double, 1.0, S_MUL, acc)
+RED_DEF(mean, f32, float, double, float, 0.0, S_ADD, acc / (double)r)
+RED_DEF(mean, f64, double, double, double, 0.0, S_ADD, acc / (double)r)
+RED_DEF(max, f64, double, double, double, -INFINITY, S_FMAX, acc)
+RED_DEF(min, f64, double, double, double, INFINITY, S_FMIN, acc)
+#undef ACC_T
+#define ACC_T float
+RED_DEF(max, f32, float, float, float, -INFINITY, S_FMAX, acc)
+RED_DEF(min, f32, float, float, float, INFINITY, S_FMIN, acc)
+#undef ACC_T
+
 #define RED_IMINMAX(SUF, T, LO, HI)                                                  \
-    RED_LOOP(max, SUF, T, T, T, LO, if (v > acc) acc = v, acc)                       \
-    RED_LOOP(min, SUF, T, T, T, HI, if (v < acc) acc = v, acc)
+    RED_DEF(max, SUF, T, T, T, LO, S_IMAX, acc)                                      \
+    RED_DEF(min, SUF, T, T, T, HI, S_IMIN, acc)
 RED_IMINMAX(i8, int8_t, INT8_MIN, INT8_MAX)
 RED_IMINMAX(u8, uint8_t, 0, UINT8_MAX)
 RED_IMINMAX(i16, int16_t, INT16_MIN, INT16_MAX)
 RED_IMINMAX(i32, int32_t, INT32_MIN, INT32_MAX)
 RED_IMINMAX(i64, int64_t, INT64_MIN, INT64_MAX)
-RED_LOOP(any, b, uint8_t, int, uint8_t, 0, acc |= (v != 0), acc)
-RED_LOOP(all, b, uint8_t, int, uint8_t, 1, acc &= (v != 0), acc)
-RED_LOOP(max, b, uint8_t, int, uint8_t, 0, acc |= (v != 0), acc)
-RED_LOOP(min, b, uint8_t, int, uint8_t, 1, acc &= (v != 0), acc)
+RED_DEF(any, b, uint8_t, uint8_t, uint8_t, 0, acc |= (v != 0), acc)
+RED_DEF(all, b, uint8_t, uint8_t, uint8_t, 1, acc &= (v != 0), acc)
+RED_DEF(max, b, uint8_t, uint8_t, uint8_t, 0, acc |= (v != 0), acc)
+RED_DEF(min, b, uint8_t, uint8_t, uint8_t, 1, acc &= (v != 0), acc)
 
-/* argmax/argmin: first index of the extreme value; NaN wins (as in NumPy) */
+typedef void (*redfn)(const void *, void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                      int64_t, int64_t);
+typedef void (*combfn)(const void *, int, int64_t, void *, int64_t);
+typedef struct { redfn k; combfn c; size_t acc; } redk;
+
+#define RK(NAME, SUF, ACC) {rk_##NAME##_##SUF, rc_##NAME##_##SUF, sizeof(ACC)}
+#define RROW(NAME) {[TPF_F32] = RK(NAME, f32, double), [TPF_F64] = RK(NAME, f64, double),          \
+    [TPF_I8] = RK(NAME, i8, uint64_t), [TPF_U8] = RK(NAME, u8, uint64_t), [TPF_I16] = RK(NAME, i16, uint64_t), \
+    [TPF_I32] = RK(NAME, i32, uint64_t), [TPF_I64] = RK(NAME, i64, uint64_t)}
+#define MROW(NAME) {[TPF_F32] = RK(NAME, f32, float), [TPF_F64] = RK(NAME, f64, double),           \
+    [TPF_I8] = RK(NAME, i8, int8_t), [TPF_U8] = RK(NAME, u8, uint8_t), [TPF_I16] = RK(NAME, i16, int16_t), \
+    [TPF_I32] = RK(NAME, i32, int32_t), [TPF_I64] = RK(NAME, i64, int64_t), [TPF_BOOL] = RK(NAME, b, uint8_t)}
+
+static const redk red_table[TPF_RED_NOPS][TPF_NDTYPES] = {
+    [TPF_RED_SUM] = RROW(sum), [TPF_RED_PROD] = RROW(prod), [TPF_RED_MEAN] = RROW(mean),
+    [TPF_RED_MAX] = MROW(max), [TPF_RED_MIN] = MROW(min),
+    [TPF_RED_ANY] = {[TPF_BOOL] = RK(any, b, uint8_t)},
+    [TPF_RED_ALL] = {[TPF_BOOL] = RK(all, b, uint8_t)},
+};
+
+int tpf_reduce(int op, int dt, const void *x, void *out, int64_t outer, int64_t r, int64_t inner) {
+    if (op < 0 || op >= TPF_RED_NOPS) return TPF_EBADOP;
+    if (dt < 0 || dt >= TPF_NDTYPES || !red_table[op][dt].k) return TPF_EBADDTYPE;
+    if (outer < 0 || r < 0 || inner < 0) return TPF_EBADSIZE;
+    if (outer == 0 || inner == 0) return TPF_OK;
+    const redk *K = &red_table[op][dt];
+    int nt = TPF_NTHREADS(outer * r * inner);
+    if (nt <= 1) {
+        tpf_fp_enter();
+        K->k(x, out, NULL, r, inner, 0, outer, 0, inner, 0, r);
+        return TPF_OK;
+    }
+    if (outer >= nt) {                      /* split output rows */
+        int64_t chunk = (outer + nt - 1) / nt;
+        #pragma omp parallel for num_threads(nt) schedule(static)
+        for (int t = 0; t < nt; t++) {
+            tpf_fp_enter();
+            int64_t lo = t * chunk, hi = lo + chunk < outer ? lo + chunk : outer;
+            if (lo < hi) K->k(x, out, NULL, r, inner, lo, hi, 0, inner, 0, r);
+        }
+        return TPF_OK;
+    }
+    if (inner >= (int64_t)nt * 64) {        /* split columns */
+        int64_t chunk = (inner + nt - 1) / nt;
+        chunk = (chunk + 15) & ~(int64_t)15;
+        #pragma omp parallel for num_threads(nt) schedule(static)
+        for (int t = 0; t < nt; t++) {
+            tpf_fp_enter();
+            int64_t lo = t * chunk, hi = lo + chunk < inner ? lo + chunk : inner;
+            if (lo < hi) K->k(x, out, NULL, r, inner, 0, outer, lo, hi, 0, r);
+        }
+        return TPF_OK;
+    }
+    /* few outputs: slices of the reduced axis, then combine the partial results */
+    int64_t count = outer * inner;
+    char *part = malloc((size_t)nt * (size_t)count * K->acc);
+    if (!part) return TPF_ENOMEM;
+    int64_t chunk = (r + nt - 1) / nt;
+    chunk = (chunk + 7) & ~(int64_t)7;
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++) {
+        tpf_fp_enter();
+        int64_t lo = t * chunk < r ? t * chunk : r, hi = lo + chunk < r ? lo + chunk : r;
+        K->k(x, out, part + (size_t)t * (size_t)count * K->acc, r, inner, 0, outer, 0, inner, lo, hi);
+    }
+    K->c(part, nt, count, out, r);
+    free(part);
+    return TPF_OK;
+}
+
+/* argmax/argmin: first index of the extreme value; the first NaN wins (as in NumPy) */
 #define ARG_LOOP(NAME, SUF, T, BETTER)                                               \
 static void arg_##NAME##_##SUF(const void *xv, int64_t *O, int64_t o0, int64_t o1,   \
                                 int64_t r, int64_t inner) {                          \
@@ -74,43 +206,9 @@ static void arg_##NAME##_##SUF(const void *xv, int64_t *O, int64_t o0, int64_t o
 ARG_ALL(f32, float) ARG_ALL(f64, double) ARG_ALL(i8, int8_t) ARG_ALL(u8, uint8_t)
 ARG_ALL(i16, int16_t) ARG_ALL(i32, int32_t) ARG_ALL(i64, int64_t) ARG_ALL(b, uint8_t)
 
-typedef void (*redfn)(const void *, void *, int64_t, int64_t, int64_t, int64_t);
 typedef void (*argfn)(const void *, int64_t *, int64_t, int64_t, int64_t, int64_t);
 
-#define RROW(NAME) {[TPF_F32] = red_##NAME##_f32, [TPF_F64] = red_##NAME##_f64, [TPF_I8] = red_##NAME##_i8, \
-    [TPF_U8] = red_##NAME##_u8, [TPF_I16] = red_##NAME##_i16, [TPF_I32] = red_##NAME##_i32, [TPF_I64] = red_##NAME##_i64}
-
-static const redfn red_table[TPF_RED_NOPS][TPF_NDTYPES] = {
-    [TPF_RED_SUM] = RROW(sum), [TPF_RED_PROD] = RROW(prod), [TPF_RED_MEAN] = RROW(mean),
-    [TPF_RED_MAX] = {[TPF_F32] = red_max_f32, [TPF_F64] = red_max_f64, [TPF_I8] = red_max_i8,
-        [TPF_U8] = red_max_u8, [TPF_I16] = red_max_i16, [TPF_I32] = red_max_i32, [TPF_I64] = red_max_i64,
-        [TPF_BOOL] = red_max_b},
-    [TPF_RED_MIN] = {[TPF_F32] = red_min_f32, [TPF_F64] = red_min_f64, [TPF_I8] = red_min_i8,
-        [TPF_U8] = red_min_u8, [TPF_I16] = red_min_i16, [TPF_I32] = red_min_i32, [TPF_I64] = red_min_i64,
-        [TPF_BOOL] = red_min_b},
-    [TPF_RED_ANY] = {[TPF_BOOL] = red_any_b},
-    [TPF_RED_ALL] = {[TPF_BOOL] = red_all_b},
-};
-
-int tpf_reduce(int op, int dt, const void *x, void *out, int64_t outer, int64_t r, int64_t inner) {
-    if (op < 0 || op >= TPF_RED_NOPS) return TPF_EBADOP;
-    if (dt < 0 || dt >= TPF_NDTYPES || !red_table[op][dt]) return TPF_EBADDTYPE;
-    if (outer < 0 || r < 0 || inner < 0) return TPF_EBADSIZE;
-    redfn fn = red_table[op][dt];
-    int nt = TPF_NTHREADS(outer * r * inner);
-    if (nt > outer) nt = (int)(outer > 0 ? outer : 1);
-    if (nt <= 1) { tpf_fp_enter(); fn(x, out, 0, outer, r, inner); return TPF_OK; }
-    int64_t chunk = (outer + nt - 1) / nt;
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) {
-        tpf_fp_enter();
-        int64_t lo = t * chunk, hi = lo + chunk < outer ? lo + chunk : outer;
-        if (lo < hi) fn(x, out, lo, hi, r, inner);
-    }
-    return TPF_OK;
-}
-
-int tpf_argreduce(int op, int dt, const void *x, int64_t *out, int64_t outer, int64_t r, int64_t inner) {
+int tpf_argreduce(int op, int dt, const void *x, void *outv, int64_t outer, int64_t r, int64_t inner) {
     static const argfn tab[2][TPF_NDTYPES] = {
         {[TPF_F32] = arg_max_f32, [TPF_F64] = arg_max_f64, [TPF_I8] = arg_max_i8, [TPF_U8] = arg_max_u8,
          [TPF_I16] = arg_max_i16, [TPF_I32] = arg_max_i32, [TPF_I64] = arg_max_i64, [TPF_BOOL] = arg_max_b},
@@ -120,6 +218,15 @@ int tpf_argreduce(int op, int dt, const void *x, int64_t *out, int64_t outer, in
     if (op < 0 || op > 1) return TPF_EBADOP;
     if (dt < 0 || dt >= TPF_NDTYPES || !tab[op][dt]) return TPF_EBADDTYPE;
     if (outer < 0 || r < 1 || inner < 0) return TPF_EBADSIZE;
-    tab[op][dt](x, out, 0, outer, r, inner);
+    int64_t *out = (int64_t *)outv;
+    int nt = TPF_NTHREADS(outer * r * inner);
+    if (nt > outer) nt = (int)(outer > 0 ? outer : 1);
+    if (nt <= 1) { tab[op][dt](x, out, 0, outer, r, inner); return TPF_OK; }
+    int64_t chunk = (outer + nt - 1) / nt;
+    #pragma omp parallel for num_threads(nt) schedule(static)
+    for (int t = 0; t < nt; t++) {
+        int64_t lo = t * chunk, hi = lo + chunk < outer ? lo + chunk : outer;
+        if (lo < hi) tab[op][dt](x, out, lo, hi, r, inner);
+    }
     return TPF_OK;
 }

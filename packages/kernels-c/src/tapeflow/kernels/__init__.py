@@ -30,13 +30,14 @@ BINARY_OPS = (
     "squared_difference", "div_no_nan", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
     "bitwise_xor", "left_shift", "right_shift", "relu_grad", "tanh_grad", "sigmoid_grad",
+    "truncatediv", "truncatemod",
 )
 UNARY_OPS = (
     "neg", "abs", "sign", "square", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "sin", "cos",
     "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
     "relu", "softplus", "elu", "gelu", "selu", "floor", "ceil", "round", "reciprocal", "erf",
     "erfc", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "relu6", "leaky_relu",
-    "log_sigmoid", "silu", "lgamma", "digamma", "softsign",
+    "log_sigmoid", "silu", "lgamma", "digamma", "softsign", "polygamma",
 )
 REDUCE_OPS = ("sum", "prod", "mean", "max", "min", "any", "all")
 BINARY_CODES = {name: i for i, name in enumerate(BINARY_OPS)}
