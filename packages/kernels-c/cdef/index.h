@@ -2,7 +2,7 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
                int64_t batch, int64_t outer, int64_t axis_n, int64_t nidx, int64_t inner, int64_t *bad);
 int tpf_scatter_add_axis(int dt, int idx_dt, const void *upd, const void *idx, void *out,
                          int64_t batch, int64_t outer, int64_t axis_n, int64_t nidx, int64_t inner,
-                         int drop_negative, int64_t *bad);
+                         int flags, int64_t *bad);
 int tpf_gather_nd(int64_t elsize, int idx_dt, const void *params, const void *idx, void *out,
                   int64_t batch, int64_t nrest, int k, const int64_t *dims, int64_t inner, int64_t *bad);
 int tpf_scatter_nd(int op, int dt, int idx_dt, const void *idx, const void *upd, void *out,

@@ -60,7 +60,8 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
 
 /* ---- scatter-add along an axis (the adjoint of gather; unsorted_segment_sum) --
  * upd [batch, outer, nidx, inner], idx [batch, nidx] -> out [batch, outer, axis_n, inner]
- * (zeroed here first).  Negative indices are skipped when drop_negative, else errors. */
+ * (zeroed here first).  flags & 1: negative indices are skipped (else they are errors);
+ * flags & 2: indices must not decrease (TPF_EBADARG at the first that does). */
 #define SCATTER_ADD_AXIS(T)                                                              \
     do {                                                                                 \
         T *Ot = (T *)out; const T *U = (const T *)upd;                                   \
@@ -80,15 +81,18 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
 
 int tpf_scatter_add_axis(int dt, int idx_dt, const void *upd, const void *idx, void *out,
                          int64_t batch, int64_t outer, int64_t axis_n, int64_t nidx, int64_t inner,
-                         int drop_negative, int64_t *bad) {
+                         int flags, int64_t *bad) {
     size_t es = tpf_dtype_size(dt);
     if (!es) return TPF_EBADDTYPE;
     if (idx_dt != TPF_I32 && idx_dt != TPF_I64) return TPF_EBADDTYPE;
     if (batch < 0 || outer < 0 || axis_n < 0 || nidx < 0 || inner < 0) return TPF_EBADSIZE;
     int is64 = idx_dt == TPF_I64;
+    if (flags & 2)
+        for (int64_t i = 1; i < batch * nidx; i++)
+            if (i % nidx && rd_idx(idx, is64, i) < rd_idx(idx, is64, i - 1)) { *bad = i; return TPF_EBADARG; }
     for (int64_t i = 0; i < batch * nidx; i++) {
         int64_t v = rd_idx(idx, is64, i);
-        if (v >= axis_n || (v < 0 && !drop_negative)) { *bad = i; return TPF_ERANGE; }
+        if (v >= axis_n || (v < 0 && !(flags & 1))) { *bad = i; return TPF_ERANGE; }
     }
     int64_t bo_n = batch * outer;
     memset(out, 0, (size_t)(bo_n * axis_n * inner) * es);

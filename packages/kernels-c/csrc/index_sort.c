@@ -154,6 +154,7 @@ static void emit(size_t es, const void *x, int64_t xbase, const int64_t *ids, in
 
 static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n,
                      int descending, int64_t k) {
+    /* vals or idx may be NULL: that output is not written */
     int kind = key_kind(dt);
     if (kind < 0) return TPF_EBADDTYPE;
     if (idx && idx_dt != TPF_I32 && idx_dt != TPF_I64) return TPF_EBADDTYPE;
@@ -172,9 +173,12 @@ static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, i
     return failed ? TPF_ENOMEM : TPF_OK;
 }
 
-/* Sort each row of x [outer, n]: values into vals and/or positions into idx (either may be NULL). */
-int tpf_sort(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n, int descending) {
-    return sort_impl(dt, x, vals, idx, idx_dt, outer, n, descending ? 1 : 0, -1);
+/* Sort each row of x [outer, n]: values into vals (when want & 1) and positions into idx (when want & 2). */
+int tpf_sort(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n, int descending,
+             int want) {
+    if (!(want & 3)) return TPF_EBADARG;
+    return sort_impl(dt, x, (want & 1) ? vals : NULL, (want & 2) ? idx : NULL, idx_dt, outer, n,
+                     descending ? 1 : 0, -1);
 }
 
 /* The k largest of each row of x [outer, n], largest first: vals [outer, k], idx [outer, k]. */
