@@ -62,9 +62,10 @@ static void softmax_rows_f32(const float *X, float *O, int log_, int64_t r0, int
         /* NaN or +inf logits, or every logit -inf, give a NaN row (as TensorFlow) */
         float mx = rowmax_f32(x, r);
         if (log_) {
-            float lse = mx + logf(rowexp_f32(x, NULL, mx, r));
+            /* (x - mx) - log(s), not x - (mx + log(s)): keeps the digits of log(s) */
+            float ls = logf(rowexp_f32(x, NULL, mx, r));
             #pragma omp simd
-            for (int64_t i = 0; i < r; i++) o[i] = x[i] - lse;
+            for (int64_t i = 0; i < r; i++) o[i] = (x[i] - mx) - ls;
         } else {
             float inv = 1.0f / rowexp_f32(x, o, mx, r);
             #pragma omp simd
@@ -111,8 +112,8 @@ static void softmax_rows_f64(const double *X, double *O, int log_, int64_t r0, i
         const double *x = X + row * r; double *o = O + row * r;
         double mx = rowmax_f64(x, r);
         if (log_) {
-            double lse = mx + log(rowexp_f64(x, NULL, mx, r));
-            for (int64_t i = 0; i < r; i++) o[i] = x[i] - lse;
+            double ls = log(rowexp_f64(x, NULL, mx, r));
+            for (int64_t i = 0; i < r; i++) o[i] = (x[i] - mx) - ls;
         } else {
             double inv = 1.0 / rowexp_f64(x, o, mx, r);
             for (int64_t i = 0; i < r; i++) o[i] *= inv;
@@ -146,7 +147,7 @@ static void softmax_strided_##SUF(const T *X, T *O, int log_, int64_t q0, int64_
         T s = 0;                                                                                   \
         for (int64_t i = 0; i < r; i++) { T e = EXP(x[i * inner] - mx); if (!log_) o[i * inner] = e; \
                                           s += e; }                                                \
-        if (log_) { T lse = mx + LOG(s); for (int64_t i = 0; i < r; i++) o[i * inner] = x[i * inner] - lse; } \
+        if (log_) { T ls = LOG(s); for (int64_t i = 0; i < r; i++) o[i * inner] = (x[i * inner] - mx) - ls; } \
         else { T inv = 1 / s; for (int64_t i = 0; i < r; i++) o[i * inner] *= inv; }               \
     }                                                                                              \
 }                                                                                                  \
