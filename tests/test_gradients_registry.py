@@ -1,0 +1,149 @@
+"""Every differentiable op has a gradient rule, and every rule matches central differences.
+
+Walks core's op registry and the per-op specs (tests/specs/*.py):
+
+* a primitive op that is not declared ``nondiff`` must have a rule in
+  ``tapeflow.autodiff.registry.GRADIENTS`` (the failure lists every missing op);
+* every differentiable spec's gradient is checked against central differences in
+  float64 on its sampled inputs (shapes, broadcasts, size 0), projecting the outputs
+  on a random direction so one backward pass covers all of them;
+* second order (the gradient of the gradient) for the element-wise ops, matmul and
+  every spec with ``second_order=True``.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+import tapeflow.autodiff  # noqa: F401  (registers the rules)
+from opspec import Spec, load_specs
+from tapeflow.autodiff import check_gradients, record, register_gradient
+from tapeflow.autodiff.registry import GRADIENTS, missing
+from tapeflow.core.dispatch import REGISTRY
+from tapeflow.core.ops import math_ops
+
+SPECS = load_specs()
+ELEMENTWISE = {row[0] for row in math_ops._UNARY} | {row[0] for row in math_ops._BINARY} | {"leaky_relu"}
+SECOND_ORDER_OPS = ELEMENTWISE | {"matmul"}
+MAX_ELEMENTS = 24   # elements perturbed one by one per input; larger inputs use random directions
+
+
+def _differentiable(op: str) -> bool:
+    d = REGISTRY.get(op)
+    return d is not None and not d.nondiff
+
+
+GRAD_SPECS = [s for s in SPECS if s.grad and _differentiable(s.op)]
+SECOND_SPECS = [s for s in GRAD_SPECS if s.second_order or s.op in SECOND_ORDER_OPS]
+
+
+# ---- coverage -------------------------------------------------------------------------------------
+
+def test_every_differentiable_primitive_has_a_gradient_rule():
+    miss = missing()
+    assert not miss, (f"{len(miss)} differentiable primitive op(s) have no gradient rule: {miss}. Add a rule in "
+                      f"packages/autodiff/src/tapeflow/autodiff/grads/<family>.py with defgrad(op), or declare "
+                      f"the op nondiff=\"reason\" in core.")
+
+
+def test_rules_name_registered_ops():
+    """A rule under a name core never registers (a typo, or an op core records but forgot to register)."""
+    ours = {op for op, fn in GRADIENTS.items()
+            if getattr(fn, "__module__", "").startswith("tapeflow.autodiff.grads")}
+    unknown = sorted(ours - set(REGISTRY))
+    assert not unknown, f"gradient rules for ops that are not in core's registry: {unknown}"
+
+
+def test_nondiff_ops_have_no_rule():
+    both = sorted(op for op, d in REGISTRY.items() if d.nondiff and op in GRADIENTS)
+    assert not both, f"ops declared nondiff in core but given a gradient rule (which one is right?): {both}"
+
+
+def test_every_differentiable_op_has_a_gradient_spec():
+    covered = {s.op for s in GRAD_SPECS}
+    miss = sorted(op for op, d in REGISTRY.items() if d.kind == "primitive" and not d.nondiff and op not in covered)
+    assert not miss, (f"differentiable ops whose gradient no spec checks (add a Spec with grad=True in "
+                      f"tests/specs/): {miss}")
+
+
+# ---- numeric checks -----------------------------------------------------------------------------------
+
+def _dtype_for(spec: Spec) -> str:
+    if "float64" in spec.dtypes:
+        return "float64"
+    floats = [d for d in spec.dtypes if d.startswith(("float", "bfloat"))]
+    return floats[0] if floats else spec.dtypes[0]
+
+
+def _cases(spec: Spec, dtype: str, rng):
+    cases = spec.sample(rng, dtype)
+    return cases if isinstance(cases, list) else [cases]
+
+
+def _grad_positions(spec: Spec, args) -> list:
+    if spec.grad_args is not None:
+        return list(spec.grad_args)
+    return [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+
+def check_spec(spec: Spec, order: int) -> int:
+    """Check every sampled case of ``spec``; returns how many cases had something to differentiate."""
+    dtype = _dtype_for(spec)
+    rng = np.random.default_rng(zlib.crc32(f"grad{order}-{spec}".encode()))
+    checked = 0
+    for args, kwargs in _cases(spec, dtype, rng):
+        pos = _grad_positions(spec, args)
+        if not pos:
+            continue
+
+        def f(*ts, _args=args, _kwargs=kwargs, _pos=pos):
+            full = list(_args)
+            for i, t in zip(_pos, ts):
+                full[i] = t
+            return spec.run(tf, full, _kwargs)
+
+        f.__name__ = str(spec)
+        inputs = [tf.constant(args[i]) for i in pos]
+        f64 = all(t.dtype == tf.float64 for t in inputs)
+        loose = 1 if f64 else 200
+        report = check_gradients(f, inputs, order=order, rtol=spec.grad_rtol * loose,
+                                 atol=spec.grad_atol * loose, max_elements=MAX_ELEMENTS,
+                                 seed=zlib.crc32(f"{spec}-{checked}".encode()))
+        where = f"shapes={[np.shape(args[i]) for i in pos]} kwargs={kwargs}"
+        assert report.ok, f"{spec} {where}\n{report}"
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("spec", GRAD_SPECS, ids=str)
+def test_gradient_matches_central_differences(spec):
+    assert check_spec(spec, order=1), f"{spec}: no sampled case has a floating-point input to differentiate"
+
+
+@pytest.mark.parametrize("spec", SECOND_SPECS, ids=str)
+def test_second_order_gradient_matches_central_differences(spec):
+    assert check_spec(spec, order=2), f"{spec}: no sampled case has a floating-point input to differentiate"
+
+
+# ---- the harness catches a wrong rule ----------------------------------------------------------------
+
+def _bad_cube(x):
+    y = tf.constant(np.asarray(x) ** 3)
+    record("registry_test_bad_cube", [x], y)
+    return y
+
+
+@register_gradient("registry_test_bad_cube")
+def _bad_cube_grad(g, ans, x):
+    return (g * 3.0 * x * x * 1.001,)   # 0.1% off: far beyond float64 tolerances
+
+
+def test_the_harness_flags_a_wrong_gradient():
+    spec = Spec("registry_test_bad_cube", lambda x: x ** 3,
+                sample=lambda rng, dt: ([rng.uniform(0.5, 2.0, (2, 3)).astype(dt)], {}),
+                fn=lambda tf_, x: _bad_cube(tf_.constant(x)))
+    with pytest.raises(AssertionError, match="registry_test_bad_cube.*FAILED"):
+        check_spec(spec, order=1)
