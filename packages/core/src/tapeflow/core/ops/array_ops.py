@@ -91,6 +91,11 @@ def _place_all(ts):
     return dev, [t if t._dev is dev else on_device(t, dev) for t in ts]
 
 
+def _unvar(v, op):
+    """Variables (anything with ``_as_tensor``) as their tensor; other values unchanged."""
+    return to_tensor(v, op) if not isinstance(v, Tensor) and hasattr(v, "_as_tensor") else v
+
+
 def _creation_device():
     return _device.current() or _device.default_device()
 
@@ -383,7 +388,7 @@ def linspace(start, stop, num, name=None, axis=0):
         if st:
             kernel_failed(st, "linspace", "LinSpace")
         return out
-    a, b = _ew.coerce_pair(start, stop, "LinSpace")
+    a, b = _ew.coerce_pair(_unvar(start, "LinSpace"), _unvar(stop, "LinSpace"), "LinSpace")
     if a._dtype is not b._dtype:
         _ew.dtype_mismatch(a, b, "LinSpace")
     if not a._dtype.is_floating:
@@ -1701,7 +1706,8 @@ def _select(condition, x, y, name=None):
     c = to_tensor(condition, "SelectV2")
     if c._dtype is not _dt.bool_:
         raise InvalidArgumentError(f"condition has dtype {c._dtype.name}; allowed: bool", "SelectV2")
-    if isinstance(x, Tensor) or isinstance(y, Tensor) or hasattr(x, "_as_tensor") or hasattr(y, "_as_tensor"):
+    x, y = _unvar(x, "SelectV2"), _unvar(y, "SelectV2")
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
         x, y = _ew.coerce_pair(x, y, "SelectV2")
     else:
         x = to_tensor(x, "SelectV2")
