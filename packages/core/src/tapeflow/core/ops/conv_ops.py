@@ -1,4 +1,620 @@
-"""Convolution and pooling (NHWC)."""
+"""Convolution and pooling (NHWC), with TensorFlow's argument conventions.
+
+Layouts: input ``[batch, height, width, channels]``; conv filters
+``[height, width, in_channels, out_channels]`` (HWIO); depthwise filters
+``[height, width, channels, multiplier]``.  ``strides``, ``dilations`` and
+``ksize`` are an int or a list of 1, 2 or 4 ints (``[1, h, w, 1]``).
+``padding`` is ``"SAME"`` (output ``ceil(in / stride)``, the padding split as
+TensorFlow does: ``total // 2`` before, the rest after), ``"VALID"`` (no padding)
+or explicit pairs ``[[0, 0], [top, bottom], [left, right], [0, 0]]`` (or just
+``[[top, bottom], [left, right]]``).
+
+The gradient ops (``conv2d_backprop_input``, ``conv2d_backprop_filter``,
+``max_pool_grad``, ...) are primitives of their own, so gradients differentiate
+again.  float16 and bfloat16 compute in float32.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import numbers
+
+from .. import devices as _devices
+from .. import dtypes as _dt
+from ..dispatch import hooks, kernel_failed, on_device, register, run_device, to_tensor
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor, make
+from .array_ops import reshape
+from .math_ops import cast
+
+__all__ = ["conv1d", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose",
+           "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input",
+           "max_pool2d", "max_pool_grad", "max_pool_grad_grad", "avg_pool2d", "avg_pool_grad"]
+
+F32 = _dt.float32
+_scope = _devices._scope
+_ALLOWED = _dt.FLOATS
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+# ---- arguments --------------------------------------------------------------
+
+def _pair(v, what: str, op: str) -> tuple:
+    """An int or a list of 1, 2 or 4 ints ([1, h, w, 1]) as (h, w), each >= 1."""
+    if isinstance(v, Tensor):
+        v = v.numpy().tolist()
+    orig = v
+    if isinstance(v, numbers.Integral):
+        hw = (int(v), int(v))
+    else:
+        try:
+            vals = [int(e) for e in v]
+        except (TypeError, ValueError):
+            raise InvalidArgumentError(f"{what} must be an int or a list of 1, 2 or 4 ints, got {v!r}", op) from None
+        if len(vals) == 1:
+            hw = (vals[0], vals[0])
+        elif len(vals) == 2:
+            hw = (vals[0], vals[1])
+        elif len(vals) == 4:
+            if vals[0] != 1 or vals[3] != 1:
+                raise InvalidArgumentError(
+                    f"{what} = {vals} moves along the batch or channel axis; allowed: [1, h, w, 1] (NHWC)", op)
+            hw = (vals[1], vals[2])
+        else:
+            raise InvalidArgumentError(f"{what} must be an int or a list of 1, 2 or 4 ints, got {vals} "
+                                       f"({len(vals)} values)", op)
+    if hw[0] < 1 or hw[1] < 1:
+        raise InvalidArgumentError(f"{what} must be positive, got {orig!r}; allowed: >= 1", op)
+    return hw
+
+
+def _padding(padding, op: str, explicit: bool = True):
+    """'SAME', 'VALID' or ((top, bottom), (left, right))."""
+    if isinstance(padding, str):
+        up = padding.upper()
+        if up in ("SAME", "VALID"):
+            return up
+        raise InvalidArgumentError(f"padding {padding!r} is not allowed; allowed: 'SAME', 'VALID'"
+                                   + (" or explicit pairs [[0, 0], [top, bottom], [left, right], [0, 0]]"
+                                      if explicit else ""), op)
+    if not explicit:
+        raise InvalidArgumentError(f"padding {padding!r} is not allowed; allowed: 'SAME', 'VALID' "
+                                   "(explicit padding is not supported by this op)", op)
+    if isinstance(padding, Tensor):
+        padding = padding.numpy().tolist()
+    try:
+        pairs = [tuple(int(e) for e in p) for p in padding]
+    except (TypeError, ValueError):
+        pairs = None
+    if pairs is None or len(pairs) not in (2, 4) or any(len(p) != 2 for p in pairs):
+        raise InvalidArgumentError(
+            f"padding {padding!r} is not allowed; allowed: 'SAME', 'VALID' or explicit pairs "
+            "[[0, 0], [top, bottom], [left, right], [0, 0]]", op)
+    if len(pairs) == 4:
+        if pairs[0] != (0, 0) or pairs[3] != (0, 0):
+            raise InvalidArgumentError(f"padding {[list(p) for p in pairs]} pads the batch or channel axis; "
+                                       "allowed: [[0, 0], [top, bottom], [left, right], [0, 0]]", op)
+        pairs = pairs[1:3]
+    if min(pairs[0] + pairs[1]) < 0:
+        raise InvalidArgumentError(f"padding {[list(p) for p in pairs]} has a negative amount; allowed: >= 0", op)
+    return (pairs[0], pairs[1])
+
+
+def _format(data_format, op: str):
+    if data_format not in (None, "NHWC"):
+        raise InvalidArgumentError(f"data_format {data_format!r} is not supported; allowed: 'NHWC'", op)
+
+
+def _dim(size: int, k: int, s: int, d: int, pad, axis: str, op: str, what: str = "filter") -> tuple:
+    """(output size, padding before) along one spatial axis, as TensorFlow computes them."""
+    ek = (k - 1) * d + 1
+    if pad == "SAME":
+        out = -(-size // s)
+        return out, max((out - 1) * s + ek - size, 0) // 2
+    before, after = (0, 0) if pad == "VALID" else pad
+    padded = size + before + after
+    if ek > padded:
+        eff = f" (dilated to {ek})" if d > 1 else ""
+        raise InvalidArgumentError(
+            f"the {what} {axis} {k}{eff} is larger than the {'padded ' if before or after else ''}input {axis} "
+            f"{padded}; allowed: {what} {axis} <= input {axis}{' + padding' if pad != 'VALID' else ''}", op)
+    return (padded - ek) // s + 1, before
+
+
+def _rank4(t: Tensor, what: str, op: str, layout: str = "NHWC"):
+    if len(t._shape) != 4:
+        raise InvalidArgumentError(f"{what} must be 4-dimensional ({layout}), got shape {tuple(t._shape)}", op)
+
+
+def _floats(x: Tensor, w: Tensor, names: tuple, op: str):
+    if x._dtype not in _ALLOWED:
+        raise InvalidArgumentError(f"{names[0]} has dtype {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in _ALLOWED)}", op)
+    if w._dtype is not x._dtype:
+        raise InvalidArgumentError(f"{names[1]} has dtype {w._dtype.name} but {names[0]} has dtype "
+                                   f"{x._dtype.name}; they must match (use tf.cast)", op)
+
+
+def _sizes(v, what: str, op: str) -> tuple:
+    if isinstance(v, Tensor):
+        v = v.numpy().tolist()
+    try:
+        out = tuple(int(e) for e in v)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"{what} must be a list of 4 ints, got {v!r}", op) from None
+    if len(out) != 4 or min(out) < 0:
+        raise InvalidArgumentError(f"{what} must be 4 non-negative ints, got {list(out)}", op)
+    return out
+
+
+def _hkey(v):
+    """A hashable form of a strides/padding/ksize argument (for the plan cache)."""
+    if v is None or type(v) in (int, str):
+        return v
+    if isinstance(v, (list, tuple)):
+        return tuple(_hkey(e) for e in v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    raise TypeError
+
+
+# ---- running kernels --------------------------------------------------------
+
+def _device2(a: Tensor, b: Tensor):
+    if a._dev is b._dev and not _scope.stack:
+        return a, b, a._dev
+    dev = run_device(a, b)
+    return on_device(a, dev), on_device(b, dev), dev
+
+
+def _run(kernel: str, op: str, geom, out_shape: tuple, dtype, dev, *ins) -> Tensor:
+    """Allocate the output and run ``kernel(dtype, geom, *ins, out)`` (half types in float32)."""
+    if dtype in _HALF:
+        out = _run(kernel, op, geom, out_shape, F32, dev, *[cast(t, F32) for t in ins])
+        return cast(out, dtype)
+    be = dev.backend
+    h, host = be.alloc(out_shape, dtype.np)
+    st = getattr(be, kernel)(dtype.code, geom, *[t._h for t in ins], h)
+    if st:
+        kernel_failed(st, kernel, op)
+    size = out_shape[0] * out_shape[1] * out_shape[2] * out_shape[3]
+    return make(h, host, out_shape, dtype, dev, size)
+
+
+_plans: dict = {}
+
+
+def _cached(key, build):
+    plan = _plans.get(key)
+    if plan is None:
+        plan = build()
+        if len(_plans) > 1024:
+            _plans.clear()
+        _plans[key] = plan
+    return plan
+
+
+def _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise=False):
+    """(output shape, kernel geometry, recorded attrs) of a conv of input shape xs with filter shape ws."""
+    n, h, w, c = xs
+    kh, kw, wc, m = ws
+    sh, sw = _pair(strides, "strides", op)
+    dh, dw = _pair(1 if dilations is None else dilations, "dilations", op)
+    pad = _padding(padding, op)
+    if wc != c:
+        raise InvalidArgumentError(
+            f"input has {c} channels but the filter expects {wc} (input {tuple(xs)}, filter {tuple(ws)}); "
+            f"allowed: filter shape [height, width, {c}, {'multiplier' if depthwise else 'out_channels'}]", op)
+    oh, pt = _dim(h, kh, sh, dh, pad if isinstance(pad, str) else pad[0], "height", op)
+    ow, pl = _dim(w, kw, sw, dw, pad if isinstance(pad, str) else pad[1], "width", op)
+    oc = c * m if depthwise else m
+    geom = be.new_int64([n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl])
+    attrs = {"strides": (sh, sw), "padding": pad, "dilations": (dh, dw)}
+    return (n, oh, ow, oc), geom, attrs
+
+
+def _conv_plan(op, xs, ws, strides, padding, dilations, be, depthwise=False):
+    try:
+        key = (op, xs, ws, _hkey(strides), _hkey(padding), _hkey(dilations), be.name)
+    except TypeError:
+        return _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise)
+    return _cached(key, lambda: _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise))
+
+
+def _record(name, inputs, out, attrs):
+    rec = hooks.recorder
+    if rec is not None:
+        rec(name, inputs, out, attrs)
+
+
+# ---- conv2d -----------------------------------------------------------------
+
+@register("conv2d", "Conv2D")
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):
+    """2-D convolution (cross-correlation, as in TensorFlow) of an NHWC batch with HWIO filters.
+
+    ``out[b, i, j, o] = sum_{di, dj, c} input[b, i*sh + di*dh - pad_top, j*sw + dj*dw - pad_left, c]
+    * filters[di, dj, c, o]``, reading zeros outside the input.
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(1.0, 10.0), [1, 3, 3, 1])
+    >>> tf.conv2d(x, tf.ones([2, 2, 1, 1]), strides=1, padding="VALID").numpy().ravel().tolist()
+    [12.0, 16.0, 24.0, 28.0]
+    """
+    op = "Conv2D"
+    x = input if type(input) is Tensor else to_tensor(input, op)
+    w = filters if type(filters) is Tensor else to_tensor(filters, op)
+    _rank4(x, "input", op)
+    _rank4(w, "filters", op, "height, width, in_channels, out_channels")
+    _floats(x, w, ("input", "filters"), op)
+    if data_format != "NHWC":
+        _format(data_format, op)
+    x, w, dev = _device2(x, w)
+    out_shape, geom, attrs = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend)
+    out = _run("conv2d", op, geom, out_shape, x._dtype, dev, x, w)
+    _record("conv2d", (x, w), out, attrs)
+    return out
+
+
+def _backprop_input(name, op, kernel, input_sizes, filters, out_backprop, strides, padding, data_format,
+                    dilations, depthwise):
+    w = filters if type(filters) is Tensor else to_tensor(filters, op)
+    dy = out_backprop if type(out_backprop) is Tensor else to_tensor(out_backprop, op)
+    _rank4(w, "filter", op, "height, width, in_channels, " + ("multiplier" if depthwise else "out_channels"))
+    _rank4(dy, "out_backprop", op)
+    _floats(dy, w, ("out_backprop", "filter"), op)
+    _format(data_format, op)
+    xs = _sizes(input_sizes, "input_sizes", op)
+    dy, w, dev = _device2(dy, w)
+    out_shape, geom, attrs = _conv_plan(op, xs, w._shape, strides, padding, dilations, dev.backend, depthwise)
+    if dy._shape != out_shape:
+        raise InvalidArgumentError(
+            f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {xs} with a filter "
+            f"{tuple(w._shape)} gives {out_shape}", op)
+    out = _run(kernel, op, geom, xs, dy._dtype, dev, dy, w)
+    _record(name, (w, dy), out, dict(attrs, input_sizes=xs))
+    return out
+
+
+def _backprop_filter(name, op, kernel, input, filter_sizes, out_backprop, strides, padding, data_format,
+                     dilations, depthwise):
+    x = input if type(input) is Tensor else to_tensor(input, op)
+    dy = out_backprop if type(out_backprop) is Tensor else to_tensor(out_backprop, op)
+    _rank4(x, "input", op)
+    _rank4(dy, "out_backprop", op)
+    _floats(x, dy, ("input", "out_backprop"), op)
+    _format(data_format, op)
+    ws = _sizes(filter_sizes, "filter_sizes", op)
+    x, dy, dev = _device2(x, dy)
+    out_shape, geom, attrs = _conv_plan(op, x._shape, ws, strides, padding, dilations, dev.backend, depthwise)
+    if dy._shape != out_shape:
+        raise InvalidArgumentError(
+            f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {tuple(x._shape)} with "
+            f"a filter {ws} gives {out_shape}", op)
+    out = _run(kernel, op, geom, ws, x._dtype, dev, x, dy)
+    _record(name, (x, dy), out, dict(attrs, filter_sizes=ws))
+    return out
+
+
+@register("conv2d_backprop_input", "Conv2DBackpropInput")
+def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding, data_format="NHWC",
+                          dilations=None, name=None):
+    """The gradient of :func:`conv2d` with respect to its input (the transposed convolution).
+
+    ``dx = d(sum(conv2d(x, filters) * out_backprop)) / dx`` for an ``x`` of shape ``input_sizes``.
+
+    >>> import tapeflow as tf
+    >>> dy = tf.ones([1, 2, 2, 1])
+    >>> tf.conv2d_backprop_input([1, 3, 3, 1], tf.ones([2, 2, 1, 1]), dy, 1, "VALID").numpy().ravel().tolist()
+    [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]
+    """
+    return _backprop_input("conv2d_backprop_input", "Conv2DBackpropInput", "conv2d_backprop_input", input_sizes,
+                           filters, out_backprop, strides, padding, data_format, dilations, False)
+
+
+@register("conv2d_backprop_filter", "Conv2DBackpropFilter")
+def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, data_format="NHWC",
+                           dilations=None, name=None):
+    """The gradient of :func:`conv2d` with respect to its filters.
+
+    ``dw = d(sum(conv2d(input, w) * out_backprop)) / dw`` for a ``w`` of shape ``filter_sizes``.
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(1.0, 10.0), [1, 3, 3, 1])
+    >>> tf.conv2d_backprop_filter(x, [2, 2, 1, 1], tf.ones([1, 2, 2, 1]), 1, "VALID").numpy().ravel().tolist()
+    [12.0, 16.0, 24.0, 28.0]
+    """
+    return _backprop_filter("conv2d_backprop_filter", "Conv2DBackpropFilter", "conv2d_backprop_filter", input,
+                            filter_sizes, out_backprop, strides, padding, data_format, dilations, False)
+
+
+@register("conv2d_transpose", "Conv2DTranspose", kind="composite")
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None,
+                     name=None):
+    """The transposed ("deconvolution") 2-D convolution: :func:`conv2d_backprop_input` with the
+    conv's output as ``input``.  ``filters`` is ``[height, width, out_channels, in_channels]``.
+
+    >>> import tapeflow as tf
+    >>> y = tf.conv2d_transpose(tf.ones([1, 2, 2, 1]), tf.ones([2, 2, 1, 1]), [1, 4, 4, 1], 2, "VALID")
+    >>> y.shape
+    TensorShape([1, 4, 4, 1])
+    """
+    op = "Conv2DTranspose"
+    try:
+        return conv2d_backprop_input(output_shape, filters, input, strides, padding, data_format, dilations)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(e.message.replace("out_backprop", "input"), op) from None
+
+
+@register("conv1d", "Conv1D", kind="composite")
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
+    """1-D convolution of ``[batch, width, channels]`` with filters ``[width, in_channels, out_channels]``.
+
+    Runs as :func:`conv2d` over a height of 1.
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(1.0, 5.0), [1, 4, 1])
+    >>> tf.conv1d(x, tf.ones([2, 1, 1]), stride=1, padding="VALID").numpy().ravel().tolist()
+    [3.0, 5.0, 7.0]
+    """
+    op = "Conv1D"
+    x = input if type(input) is Tensor else to_tensor(input, op)
+    w = filters if type(filters) is Tensor else to_tensor(filters, op)
+    if data_format not in (None, "NWC"):
+        raise InvalidArgumentError(f"data_format {data_format!r} is not supported; allowed: 'NWC'", op)
+    if len(x._shape) != 3:
+        raise InvalidArgumentError(f"input must be 3-dimensional (NWC), got shape {tuple(x._shape)}", op)
+    if len(w._shape) != 3:
+        raise InvalidArgumentError(f"filters must be 3-dimensional (width, in_channels, out_channels), "
+                                   f"got shape {tuple(w._shape)}", op)
+
+    def one(v, what):
+        if isinstance(v, Tensor):
+            v = v.numpy().tolist()
+        if isinstance(v, numbers.Integral):
+            return (1, int(v))
+        vals = list(v) if isinstance(v, (list, tuple)) else v
+        if isinstance(vals, list) and len(vals) == 1:
+            return (1, int(vals[0]))
+        if isinstance(vals, list) and len(vals) == 3 and vals[0] == vals[2] == 1:
+            return (1, int(vals[1]))
+        raise InvalidArgumentError(f"{what} must be an int or a list of 1 or 3 ints ([1, w, 1]), got {v!r}", op)
+
+    pad = padding
+    if not isinstance(padding, str):
+        pairs = padding.numpy().tolist() if isinstance(padding, Tensor) else list(padding)
+        if len(pairs) == 3:
+            pairs = pairs[1:2] if list(pairs[0]) == [0, 0] and list(pairs[2]) == [0, 0] else None
+        if not pairs or len(pairs) != 1:
+            raise InvalidArgumentError(f"padding {padding!r} is not allowed; allowed: 'SAME', 'VALID' or explicit "
+                                       "pairs [[0, 0], [left, right], [0, 0]]", op)
+        pad = [[0, 0], list(pairs[0])]
+    n, wd, c = x._shape
+    try:
+        y = conv2d(reshape(x, (n, 1, wd, c)), reshape(w, (1,) + tuple(w._shape)), one(stride, "stride"), pad,
+                   dilations=one(1 if dilations is None else dilations, "dilations"))
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(e.message, op) from None
+    return reshape(y, (n, y._shape[2], y._shape[3]))
+
+
+# ---- depthwise conv2d -----------------------------------------------------------
+
+@register("depthwise_conv2d", "DepthwiseConv2dNative")
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):
+    """Depthwise 2-D convolution: each input channel convolved with its own ``multiplier`` filters.
+
+    ``out[b, i, j, c*m + k] = sum_{di, dj} input[b, i*sh + di*dh - pt, j*sw + dj*dw - pl, c] * filter[di, dj, c, k]``;
+    ``filter`` is ``[height, width, channels, multiplier]``.
+
+    >>> import tapeflow as tf
+    >>> x = tf.ones([1, 3, 3, 2])
+    >>> tf.depthwise_conv2d(x, tf.ones([2, 2, 2, 1]), [1, 1, 1, 1], "VALID").shape
+    TensorShape([1, 2, 2, 2])
+    """
+    op = "DepthwiseConv2dNative"
+    x = input if type(input) is Tensor else to_tensor(input, op)
+    w = filter if type(filter) is Tensor else to_tensor(filter, op)
+    _rank4(x, "input", op)
+    _rank4(w, "filter", op, "height, width, channels, multiplier")
+    _floats(x, w, ("input", "filter"), op)
+    _format(data_format, op)
+    x, w, dev = _device2(x, w)
+    out_shape, geom, attrs = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend, True)
+    out = _run("depthwise_conv2d", op, geom, out_shape, x._dtype, dev, x, w)
+    _record("depthwise_conv2d", (x, w), out, attrs)
+    return out
+
+
+@register("depthwise_conv2d_backprop_input", "DepthwiseConv2dNativeBackpropInput")
+def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding, data_format="NHWC",
+                                    dilations=None, name=None):
+    """The gradient of :func:`depthwise_conv2d` with respect to its input.
+
+    >>> import tapeflow as tf
+    >>> dx = tf.depthwise_conv2d_backprop_input([1, 3, 3, 1], tf.ones([2, 2, 1, 1]), tf.ones([1, 2, 2, 1]),
+    ...                                         1, "VALID")
+    >>> dx.numpy().ravel().tolist()
+    [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]
+    """
+    return _backprop_input("depthwise_conv2d_backprop_input", "DepthwiseConv2dNativeBackpropInput",
+                           "depthwise_conv2d_backprop_input", input_sizes, filter, out_backprop, strides, padding,
+                           data_format, dilations, True)
+
+
+@register("depthwise_conv2d_backprop_filter", "DepthwiseConv2dNativeBackpropFilter")
+def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, data_format="NHWC",
+                                     dilations=None, name=None):
+    """The gradient of :func:`depthwise_conv2d` with respect to its filter.
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(1.0, 10.0), [1, 3, 3, 1])
+    >>> tf.depthwise_conv2d_backprop_filter(x, [2, 2, 1, 1], tf.ones([1, 2, 2, 1]), 1, "VALID").numpy().ravel().tolist()
+    [12.0, 16.0, 24.0, 28.0]
+    """
+    return _backprop_filter("depthwise_conv2d_backprop_filter", "DepthwiseConv2dNativeBackpropFilter",
+                            "depthwise_conv2d_backprop_filter", input, filter_sizes, out_backprop, strides, padding,
+                            data_format, dilations, True)
+
+
+# ---- pooling ------------------------------------------------------------------
+
+def _pool_geometry(xs, ksize, strides, padding, be, op, explicit):
+    n, h, w, c = xs
+    kh, kw = _pair(ksize, "ksize", op)
+    sh, sw = _pair(strides, "strides", op)
+    pad = _padding(padding, op, explicit)
+    if not isinstance(pad, str):
+        for (before, after), k, axis in ((pad[0], kh, "height"), (pad[1], kw, "width")):
+            if max(before, after) >= k:
+                raise InvalidArgumentError(f"padding {max(before, after)} along the {axis} is not smaller than the "
+                                           f"window {axis} {k}; allowed: padding < window", op)
+    oh, pt = _dim(h, kh, sh, 1, pad if isinstance(pad, str) else pad[0], "height", op, "window")
+    ow, pl = _dim(w, kw, sw, 1, pad if isinstance(pad, str) else pad[1], "width", op, "window")
+    geom = be.new_int64([n, h, w, c, kh, kw, c, oh, ow, sh, sw, 1, 1, pt, pl])
+    return (n, oh, ow, c), geom, {"ksize": (kh, kw), "strides": (sh, sw), "padding": pad}
+
+
+def _pool_plan(op, xs, ksize, strides, padding, be, explicit):
+    try:
+        key = (op, xs, _hkey(ksize), _hkey(strides), _hkey(padding), be.name)
+    except TypeError:
+        return _pool_geometry(xs, ksize, strides, padding, be, op, explicit)
+    return _cached(key, lambda: _pool_geometry(xs, ksize, strides, padding, be, op, explicit))
+
+
+def _pool_input(x, op, what="input"):
+    x = x if type(x) is Tensor else to_tensor(x, op)
+    _rank4(x, what, op)
+    if x._dtype not in _ALLOWED:
+        raise InvalidArgumentError(f"{what} has dtype {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in _ALLOWED)}", op)
+    return x
+
+
+def _device1(x):
+    stack = _scope.stack
+    if stack and stack[-1] is not None and stack[-1] is not x._dev:
+        return on_device(x, stack[-1]), stack[-1]
+    return x, x._dev
+
+
+@register("max_pool2d", "MaxPool")
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
+    """The largest value of each ``ksize`` window (padding never wins; NaN is ignored, as in TensorFlow).
+
+    ``out[b, i, j, c] = max_{di < kh, dj < kw} input[b, i*sh + di - pt, j*sw + dj - pl, c]``
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
+    >>> tf.max_pool2d(x, ksize=2, strides=2, padding="VALID").numpy().ravel().tolist()
+    [5.0, 7.0, 13.0, 15.0]
+    """
+    op = "MaxPool"
+    x = _pool_input(input, op)
+    _format(data_format, op)
+    x, dev = _device1(x)
+    out_shape, geom, attrs = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, True)
+    out = _run("max_pool2d", op, geom, out_shape, x._dtype, dev, x)
+    _record("max_pool2d", (x,), out, attrs)
+    return out
+
+
+def _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, data_format, op, grad_is_input):
+    x = _pool_input(orig_input, op, "orig_input")
+    y = orig_output if type(orig_output) is Tensor else to_tensor(orig_output, op)
+    g = grad if type(grad) is Tensor else to_tensor(grad, op)
+    _floats(x, g, ("orig_input", "grad"), op)
+    _format(data_format, op)
+    x, g, dev = _device2(x, g)
+    out_shape, geom, attrs = _pool_plan("MaxPool", x._shape, ksize, strides, padding, dev.backend, True)
+    if tuple(y._shape) != out_shape:
+        raise InvalidArgumentError(f"orig_output has shape {tuple(y._shape)} but max-pooling orig_input "
+                                   f"{tuple(x._shape)} gives {out_shape}", op)
+    want = x._shape if grad_is_input else out_shape
+    if g._shape != want:
+        raise InvalidArgumentError(f"grad has shape {tuple(g._shape)}; allowed: {tuple(want)} (the shape of "
+                                   f"{'orig_input' if grad_is_input else 'orig_output'})", op)
+    return x, y, g, dev, out_shape, geom, attrs
+
+
+@register("max_pool_grad", "MaxPoolGrad")
+def max_pool_grad(orig_input, orig_output, grad, ksize, strides, padding, data_format="NHWC", name=None):
+    """The gradient of :func:`max_pool2d`: each window's ``grad`` goes to the position of its maximum
+    (the first one in row-major order on ties, as in TensorFlow); overlapping windows add up.
+
+    ``orig_output`` is ``max_pool2d(orig_input, ...)`` (checked for shape; the maxima are recomputed).
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant([[[[1.0], [3.0]], [[3.0], [2.0]]]])
+    >>> y = tf.max_pool2d(x, 2, 1, "VALID")
+    >>> tf.max_pool_grad(x, y, tf.ones([1, 1, 1, 1]), 2, 1, "VALID").numpy().ravel().tolist()
+    [0.0, 1.0, 0.0, 0.0]
+    """
+    op = "MaxPoolGrad"
+    x, y, g, dev, out_shape, geom, attrs = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides,
+                                                               padding, data_format, op, False)
+    out = _run("max_pool2d_grad", op, geom, x._shape, x._dtype, dev, x, g)
+    _record("max_pool_grad", (x, y, g), out, attrs)
+    return out
+
+
+@register("max_pool_grad_grad", "MaxPoolGradGrad")
+def max_pool_grad_grad(orig_input, orig_output, grad, ksize, strides, padding, data_format="NHWC", name=None):
+    """The gradient of :func:`max_pool_grad` with respect to its ``grad``: each window picks ``grad``
+    (shaped like ``orig_input``) at the position of its maximum.
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant([[[[1.0], [3.0]], [[3.0], [2.0]]]])
+    >>> y = tf.max_pool2d(x, 2, 1, "VALID")
+    >>> gg = tf.reshape(tf.range(4.0), [1, 2, 2, 1])
+    >>> tf.max_pool_grad_grad(x, y, gg, 2, 1, "VALID").numpy().ravel().tolist()
+    [1.0]
+    """
+    op = "MaxPoolGradGrad"
+    x, y, g, dev, out_shape, geom, attrs = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides,
+                                                               padding, data_format, op, True)
+    out = _run("max_pool2d_grad_grad", op, geom, out_shape, x._dtype, dev, x, g)
+    _record("max_pool_grad_grad", (x, y, g), out, attrs)
+    return out
+
+
+@register("avg_pool2d", "AvgPool")
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
+    """The mean of each ``ksize`` window; with "SAME" padding, windows average only the positions
+    inside the input (padding is not counted), as in TensorFlow.
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(9.0), [1, 3, 3, 1])
+    >>> tf.avg_pool2d(x, ksize=2, strides=2, padding="SAME").numpy().ravel().tolist()
+    [2.0, 3.5, 6.5, 8.0]
+    """
+    op = "AvgPool"
+    x = _pool_input(input, op)
+    _format(data_format, op)
+    x, dev = _device1(x)
+    out_shape, geom, attrs = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, False)
+    out = _run("avg_pool2d", op, geom, out_shape, x._dtype, dev, x)
+    _record("avg_pool2d", (x,), out, attrs)
+    return out
+
+
+@register("avg_pool_grad", "AvgPoolGrad")
+def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format="NHWC", name=None):
+    """The gradient of :func:`avg_pool2d`: each window's ``grad`` spread evenly over the positions it
+    averaged; overlapping windows add up.
+
+    >>> import tapeflow as tf
+    >>> tf.avg_pool_grad([1, 2, 2, 1], tf.ones([1, 1, 1, 1]), 2, 2, "VALID").numpy().ravel().tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    op = "AvgPoolGrad"
+    g = _pool_input(grad, op, "grad")
+    _format(data_format, op)
+    xs = _sizes(orig_input_shape, "orig_input_shape", op)
+    g, dev = _device1(g)
+    out_shape, geom, attrs = _pool_plan("AvgPool", xs, ksize, strides, padding, dev.backend, False)
+    if g._shape != out_shape:
+        raise InvalidArgumentError(f"grad has shape {tuple(g._shape)} but average-pooling an input {xs} gives "
+                                   f"{out_shape}", op)
+    out = _run("avg_pool2d_grad", op, geom, xs, g._dtype, dev, g)
+    _record("avg_pool_grad", (g,), out, dict(attrs, orig_input_shape=xs))
+    return out
