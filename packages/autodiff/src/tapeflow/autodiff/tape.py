@@ -79,14 +79,18 @@ def _on_read(var):
 
 
 def _refresh(st):
-    st.rec = tuple(t for t in st.stack if t._recording and not t._used)
+    st.rec = tuple([t for t in st.stack if t._recording and not t._used])
 
 
 def _push(tape):
     global _entered
     st = _state
-    st.stack.append(tape)
-    _refresh(st)
+    stack = st.stack
+    stack.append(tape)
+    if len(stack) == 1 and tape._recording and not tape._used:
+        st.rec = (tape,)
+    else:
+        _refresh(st)
     with _lock:
         _entered += 1
         _hooks.recorder = _record
@@ -96,11 +100,18 @@ def _push(tape):
 def _pop(tape):
     global _entered
     st = _state
-    for i in range(len(st.stack) - 1, -1, -1):
-        if st.stack[i] is tape:
-            del st.stack[i]
-            break
-    _refresh(st)
+    stack = st.stack
+    if stack and stack[-1] is tape:
+        stack.pop()
+    else:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is tape:
+                del stack[i]
+                break
+    if stack:
+        _refresh(st)
+    else:
+        st.rec = ()
     with _lock:
         _entered -= 1
         if _entered <= 0:
@@ -226,6 +237,10 @@ class GradientTape:
         >>> tape.gradient(y, x).numpy()
         np.float32(6.0)
         """
+        if type(tensor) is Tensor:
+            self._tracked[id(tensor)] = tensor
+            self._watched[id(tensor)] = tensor
+            return
         for i, t in enumerate(_nest.flatten(tensor)):
             if type(t) is Tensor:
                 self._tracked[id(t)] = t
@@ -316,16 +331,18 @@ class GradientTape:
         >>> tape.gradient(y, x).numpy().tolist()
         [2.0, 4.0]
         """
-        self._check_usable("gradient")
-        mode = _unconnected_mode(unconnected_gradients)
-        flat_t = _targets(target)
-        flat_s = _sources(sources)
-        seeds = _seeds(target, flat_t, output_gradients)
+        if self._used:
+            self._check_usable("gradient")
+        mode = "none" if unconnected_gradients == "none" else _unconnected_mode(unconnected_gradients)
+        flat_t = [target] if type(target) is Tensor else _targets(target)
+        flat_s = [sources] if type(sources) is Tensor else _sources(sources)
+        seeds = [_ones(target)] if output_gradients is None and type(target) is Tensor else \
+            _seeds(target, flat_t, output_gradients)
         grads = self._backward(flat_t, flat_s, seeds)
         if mode == "zero":
             grads = [_zeros_for(s) if g is None else g for g, s in zip(grads, flat_s)]
         if not self._persistent:
-            self._release(any(g is None for g in grads))
+            self._release(None in grads)
         return _nest.pack_as(sources, grads) if _nest.is_nested(sources) else grads[0]
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
@@ -433,7 +450,7 @@ class GradientTape:
                        self._auto) if keep_for_explain else None
         self._clear()
         self._used = True
-        if self in _state.stack:
+        if self._depth and self in _state.stack:
             _refresh(_state)
 
     def _source_ids(self, s):
@@ -444,67 +461,76 @@ class GradientTape:
             return ()
         return tuple(id(v) for v in vals)
 
-    def _backward(self, targets, sources, seeds):
+    def _backward(self, targets, sources, seeds, _id=id, _Tensor=Tensor):
         """One gradient per source (None when unconnected) for targets weighted by seeds."""
         ops = self._ops
         src_ids = [self._source_ids(s) for s in sources]
-        reach = set()
+        init = set()
         for ids in src_ids:
-            reach.update(ids)
-        if not reach:
+            init.update(ids)
+        if not init:
             return [None] * len(sources)
         tracked = self._tracked
         n = len(ops)
-        # forward sweep: tensors that depend on a source through floating-point values
-        first = n
-        for i in range(n):
-            op, ins, out, attrs = ops[i]
-            for t in ins:
-                if id(t) in reach:
-                    break
-            else:
-                continue
-            if first == n:
-                first = i
-            if type(out) is Tensor:
-                if out._dtype.is_floating:
-                    reach.add(id(out))
-            else:
-                for o in out:
-                    if o._dtype.is_floating:
-                        reach.add(id(o))
+        roots = set(self._watched)
+        for vals in self._vars.values():
+            for v in vals:
+                roots.add(_id(v))
+        if roots <= init:
+            # the sources are every root the tape watches: everything it recorded depends on them
+            # (through floating-point values where dtypes say so), no sweep needed
+            reach, checkdt, first = tracked, True, 0
+        else:
+            # forward sweep: tensors that depend on a source through floating-point values
+            reach, checkdt, first = init, False, n
+            for i in range(n):
+                op, ins, out, attrs = ops[i]
+                for t in ins:
+                    if _id(t) in reach:
+                        break
+                else:
+                    continue
+                if first == n:
+                    first = i
+                if type(out) is _Tensor:
+                    if out._dtype.is_floating:
+                        reach.add(_id(out))
+                else:
+                    for o in out:
+                        if o._dtype.is_floating:
+                            reach.add(_id(o))
         grads: dict = {}
         for t, g in zip(targets, seeds):
-            k = id(t)
-            if k in reach:
+            k = _id(t)
+            if k in reach and t._dtype.is_floating:
                 prev = grads.get(k)
                 grads[k] = g if prev is None else _add(prev, g)
         if not grads:
             return [None] * len(sources)
-        keep = set()
-        for ids in src_ids:
-            keep.update(ids)
+        grads_get = grads.get
+        per_get, rule_get = PER_INPUT.get, GRADIENTS.get
         for i in range(n - 1, first - 1, -1):
             op, ins, out, attrs = ops[i]
-            if type(out) is Tensor:
-                k = id(out)
-                g = grads.get(k)
+            if type(out) is _Tensor:
+                k = _id(out)
+                g = grads_get(k)
                 if g is None:
                     continue
-                if k not in keep:
+                if k not in init:
                     del grads[k]
             else:
-                gs = [grads.get(id(o)) for o in out]
+                gs = [grads_get(_id(o)) for o in out]
                 if all(g is None for g in gs):
                     continue
                 g = tuple(_zeros_like(o) if gi is None else gi for o, gi in zip(out, gs))
-            per = PER_INPUT.get(op)
+            per = per_get(op)
             if per is not None:
                 # per-input rules: only the inputs that lead to a source
                 attrs = attrs or {}
-                res = tuple(f(g, out, *ins, **attrs) if id(t) in reach else None for f, t in zip(per, ins))
+                res = tuple(f(g, out, *ins, **attrs) if _id(t) in reach and (not checkdt or t._dtype.is_floating)
+                            else None for f, t in zip(per, ins))
             else:
-                rule = GRADIENTS.get(op)
+                rule = rule_get(op)
                 if rule is None:
                     if _nondiff(op):
                         continue
@@ -520,20 +546,20 @@ class GradientTape:
             for t, gi in zip(ins, res):
                 if gi is None:
                     continue
-                k = id(t)
-                if k not in reach:
+                k = _id(t)
+                if k not in reach or (checkdt and not t._dtype.is_floating):
                     continue
-                if type(gi) is not Tensor:
+                if type(gi) is not _Tensor:
                     gi = convert_to_tensor(gi, t._dtype)
                 if gi._shape != t._shape:
                     gi = _unbroadcast(gi, t._shape, op)
-                prev = grads.get(k)
+                prev = grads_get(k)
                 grads[k] = gi if prev is None else _add(prev, gi)
         out = []
         for ids in src_ids:
             acc = None
             for k in ids:
-                g = grads.get(k)
+                g = grads_get(k)
                 if g is not None:
                     acc = g if acc is None else _add(acc, g)
             out.append(acc)
@@ -571,10 +597,32 @@ def _nondiff(op) -> bool:
     return hit
 
 
-def _ops():
-    from tapeflow.core import ops
+_OPS = None
 
-    return ops
+
+def _ops():
+    global _OPS
+    if _OPS is None:
+        from tapeflow.core import ops
+
+        _OPS = ops
+    return _OPS
+
+
+_ones_cache: dict = {}
+
+
+def _ones(t):
+    """ones_like(t), cached for small shapes (tensors are immutable, so one can serve every tape)."""
+    key = (t._shape, t._dtype, t._dev)
+    hit = _ones_cache.get(key)
+    if hit is None:
+        hit = _ops().ones_like(t)
+        if t._size <= 4096:
+            if len(_ones_cache) >= 256:
+                _ones_cache.clear()
+            _ones_cache[key] = hit
+    return hit
 
 
 def _add(a, b):
@@ -658,14 +706,14 @@ def _sources(sources) -> list:
 
 def _seeds(target, flat_t, output_gradients) -> list:
     if output_gradients is None:
-        return [_ops().ones_like(t) for t in flat_t]
+        return [_ones(t) for t in flat_t]
     flat_g = _nest.flatten(output_gradients) if _nest.is_nested(target) else [output_gradients]
     if len(flat_g) != len(flat_t):
         raise InvalidArgumentError(f"output_gradients has {len(flat_g)} entries but there are {len(flat_t)} targets")
     seeds = []
     for i, (t, g) in enumerate(zip(flat_t, flat_g)):
         if g is None:
-            seeds.append(_ops().ones_like(t))
+            seeds.append(_ones(t))
             continue
         g = convert_to_tensor(g, t._dtype) if not isinstance(g, Tensor) else g
         if g._shape != t._shape:
