@@ -1226,6 +1226,8 @@ def _advanced_getitem(x, keys):
     conv = []
     for k in keys:
         if _is_advanced(k):
+            if isinstance(k, (list, np.ndarray)) and np.size(k) == 0:
+                k = np.zeros(np.shape(k), np.int64)  # an empty list indexes nothing (NumPy's rule)
             t = k if isinstance(k, Tensor) else to_tensor(k, op)
             if not (t._dtype.is_integer or t._dtype.is_bool):
                 raise InvalidArgumentError(f"an index array has dtype {t._dtype.name}; allowed: integer or bool",
