@@ -1,0 +1,32 @@
+"""tapeflow.nn: Keras-style layers and models, optimizers, losses, metrics, checkpoints and summaries.
+
+The facade maps it as ``tf.nn`` and ``tf.keras`` (``tf.keras.layers.Dense`` or ``tf.nn.Dense``),
+``tf.optimizers``, ``tf.losses``, ``tf.metrics``, ``tf.initializers``, ``tf.train`` and
+``tf.summary``.  Core's nn ops are here too, so TensorFlow's spellings work
+(``tf.nn.relu``, ``tf.nn.softmax_cross_entropy_with_logits``, ``tf.nn.conv2d``...).
+
+>>> import tapeflow as tf
+>>> model = tf.keras.Sequential([tf.keras.layers.Dense(10, input_shape=(784,)), tf.keras.layers.Dense(10)])
+>>> model(tf.zeros([1, 784])).shape
+TensorShape([1, 10])
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from tapeflow.core.ops import conv_ops as _conv_ops
+from tapeflow.core.ops import nn_ops as _nn_ops
+
+# core's nn ops under their TensorFlow names (tf.nn.relu, tf.nn.softmax, tf.nn.conv2d, ...)
+for _n in list(_nn_ops.__all__) + list(_conv_ops.__all__):
+    globals()[_n] = getattr(_nn_ops, _n, None) or getattr(_conv_ops, _n)
+del _n
+
+from . import (activations, backend, callbacks, initializers, layers, losses, metrics, optimizers,  # noqa: E402
+               regularizers, summary, train)
+from .layers import *  # noqa: E402,F401,F403
+from .layers import Input, InputLayer, InputSpec, Layer  # noqa: E402,F401
+from .models import Model, Sequential  # noqa: E402,F401
+from .train import Checkpoint, CheckpointManager  # noqa: E402,F401
+
+models = __import__("tapeflow.nn.models", fromlist=["Model"])

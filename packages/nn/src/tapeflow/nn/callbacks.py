@@ -1,0 +1,483 @@
+"""Training callbacks (``tf.keras.callbacks``): History, ProgbarLogger, TensorBoard, ModelCheckpoint,
+EarlyStopping, LearningRateScheduler, TerminateOnNaN, LambdaCallback, and the progress bar.
+
+>>> import tapeflow as tf
+>>> stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2)
+>>> stop.monitor, stop.patience
+('loss', 2)
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+
+class Progbar:
+    """A Keras-style progress bar: ``12/45 [=====>......] - ETA: 1s - loss: 0.4321``.
+
+    On a terminal it redraws in place (at most ~10 times a second); otherwise it prints one
+    line when ``target`` is reached, so logs stay readable.
+
+    >>> import io
+    >>> import tapeflow as tf
+    >>> out = io.StringIO()
+    >>> bar = tf.keras.callbacks.Progbar(2, stream=out)
+    >>> bar.update(1, [("loss", 0.5)]); bar.update(2, [("loss", 0.25)])
+    >>> out.getvalue().split(" - ")[0]
+    '2/2 [==============================]'
+    """
+
+    def __init__(self, target, width=30, verbose=1, interval=0.1, stateful_metrics=None, unit_name="step",
+                 stream=None):
+        self.target, self.width, self.verbose, self.interval = target, width, verbose, interval
+        self.unit_name = unit_name
+        self.stream = stream if stream is not None else sys.stdout
+        self._dynamic = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._start = time.perf_counter()
+        self._last = 0.0
+        self._seen = 0
+        self._values = {}
+        self._prev_len = 0
+
+    def update(self, current, values=None, finalize=None):
+        """Show progress ``current`` with ``values`` (name, value) pairs (the latest value of each is shown)."""
+        if finalize is None:
+            finalize = self.target is not None and current >= self.target
+        for k, v in values or ():
+            self._values[k] = v
+        self._seen = current
+        if self.verbose == 0:
+            return
+        now = time.perf_counter()
+        if not finalize and (now - self._last < self.interval or not self._dynamic):
+            return
+        self._last = now
+        line = self._line(current, now, finalize)
+        if self._dynamic:
+            pad = max(0, self._prev_len - len(line))
+            self.stream.write("\r" + line + " " * pad + ("\n" if finalize else ""))
+            self._prev_len = len(line)
+        elif finalize:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _line(self, current, now, finalize):
+        elapsed = now - self._start
+        per = elapsed / max(current, 1)
+        if self.target is not None:
+            w = len(str(self.target))
+            frac = min(current / self.target, 1.0) if self.target else 1.0
+            done = int(self.width * frac)
+            bar = "=" * done
+            if current < self.target:
+                bar = bar[:-1] + ">" if done else ">"
+            bar = f"{current:>{w}}/{self.target} [{bar}{'.' * (self.width - len(bar))}]"
+        else:
+            bar = f"{current}/Unknown"
+        if self.verbose == 2 and not finalize:
+            return bar
+        if finalize or self.target is None:
+            t = f"{elapsed:.0f}s" if elapsed >= 1 else f"{elapsed * 1000:.0f}ms"
+            timing = f"{t} {_fmt_time(per)}/{self.unit_name}"
+        else:
+            eta = per * (self.target - current)
+            timing = f"ETA: {eta:.0f}s" if eta >= 1 else f"ETA: {eta * 1000:.0f}ms"
+        parts = [bar, timing] + [f"{k}: {_fmt_value(v)}" for k, v in self._values.items()]
+        return " - ".join(parts)
+
+    def add(self, n, values=None):
+        self.update(self._seen + n, values)
+
+
+def _fmt_time(sec):
+    if sec >= 1:
+        return f"{sec:.0f}s"
+    if sec >= 1e-3:
+        return f"{sec * 1e3:.0f}ms"
+    return f"{sec * 1e6:.0f}us"
+
+
+def _fmt_value(v):
+    v = float(v)
+    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.4e}"
+
+
+class Callback:
+    """Base class: override the hooks you need (``on_epoch_end(epoch, logs)``, ``on_train_batch_end``...).
+
+    ``self.model`` is the model being trained; set ``self.model.stop_training = True`` to stop.
+
+    >>> import tapeflow as tf
+    >>> class Count(tf.keras.callbacks.Callback):
+    ...     def on_epoch_end(self, epoch, logs=None):
+    ...         print("epoch", epoch, sorted(logs))
+    >>> Count().on_epoch_end(0, {"loss": 1.0})
+    epoch 0 ['loss']
+    """
+
+    def __init__(self):
+        self.model = None
+        self.params = {}
+
+    def set_model(self, model):
+        self.model = model
+
+    def set_params(self, params):
+        self.params = params
+
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+    def on_train_batch_begin(self, batch, logs=None): pass
+    def on_train_batch_end(self, batch, logs=None): pass
+    def on_test_begin(self, logs=None): pass
+    def on_test_end(self, logs=None): pass
+    def on_test_batch_begin(self, batch, logs=None): pass
+    def on_test_batch_end(self, batch, logs=None): pass
+    def on_predict_begin(self, logs=None): pass
+    def on_predict_end(self, logs=None): pass
+    def on_predict_batch_begin(self, batch, logs=None): pass
+    def on_predict_batch_end(self, batch, logs=None): pass
+
+
+class CallbackList(Callback):
+    """Calls each hook on every callback in order."""
+
+    def __init__(self, callbacks=None, model=None, **params):
+        super().__init__()
+        self.callbacks = list(callbacks or [])
+        if model is not None:
+            self.set_model(model)
+        if params:
+            self.set_params(params)
+
+    def append(self, cb):
+        self.callbacks.append(cb)
+
+    def set_model(self, model):
+        self.model = model
+        for c in self.callbacks:
+            c.set_model(model)
+
+    def set_params(self, params):
+        self.params = params
+        for c in self.callbacks:
+            c.set_params(params)
+
+    def _call(self, hook, *args):
+        for c in self.callbacks:
+            getattr(c, hook)(*args)
+
+    def on_train_begin(self, logs=None): self._call("on_train_begin", logs)
+    def on_train_end(self, logs=None): self._call("on_train_end", logs)
+    def on_epoch_begin(self, epoch, logs=None): self._call("on_epoch_begin", epoch, logs)
+    def on_epoch_end(self, epoch, logs=None): self._call("on_epoch_end", epoch, logs)
+    def on_train_batch_begin(self, batch, logs=None): self._call("on_train_batch_begin", batch, logs)
+    def on_train_batch_end(self, batch, logs=None): self._call("on_train_batch_end", batch, logs)
+    def on_test_begin(self, logs=None): self._call("on_test_begin", logs)
+    def on_test_end(self, logs=None): self._call("on_test_end", logs)
+    def on_test_batch_begin(self, batch, logs=None): self._call("on_test_batch_begin", batch, logs)
+    def on_test_batch_end(self, batch, logs=None): self._call("on_test_batch_end", batch, logs)
+    def on_predict_begin(self, logs=None): self._call("on_predict_begin", logs)
+    def on_predict_end(self, logs=None): self._call("on_predict_end", logs)
+    def on_predict_batch_begin(self, batch, logs=None): self._call("on_predict_batch_begin", batch, logs)
+    def on_predict_batch_end(self, batch, logs=None): self._call("on_predict_batch_end", batch, logs)
+
+
+class History(Callback):
+    """Records each epoch's logs: ``history.history["loss"]`` (``fit`` returns it).
+
+    >>> import tapeflow as tf
+    >>> h = tf.keras.callbacks.History()
+    >>> h.on_train_begin(); h.on_epoch_end(0, {"loss": 0.5})
+    >>> h.history, h.epoch
+    ({'loss': [0.5]}, [0])
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.history, self.epoch = {}, []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+        self.history = {}
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+        if self.model is not None:
+            self.model.history = self
+
+
+class ProgbarLogger(Callback):
+    """Prints ``Epoch i/n`` and a progress bar with the running loss and metrics."""
+
+    def __init__(self, verbose=1, stream=None):
+        super().__init__()
+        self.verbose, self.stream = verbose, stream
+        self._bar = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.verbose:
+            out = self.stream or sys.stdout
+            out.write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
+            out.flush()
+        self._bar = Progbar(self.params.get("steps"), verbose=self.verbose, stream=self.stream)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._bar is not None:
+            self._bar.update(batch + 1, list((logs or {}).items()), finalize=False)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._bar is not None:
+            self._bar.target = self._bar._seen if self._bar.target is None else self._bar.target
+            self._bar.update(self._bar._seen, list((logs or {}).items()), finalize=True)
+
+
+class EarlyStopping(Callback):
+    """Stop training when ``monitor`` has not improved by ``min_delta`` for ``patience`` epochs.
+
+    ``mode`` is ``"min"``, ``"max"`` or ``"auto"`` (max for accuracy/AUC-like names);
+    ``restore_best_weights`` puts back the weights of the best epoch.
+
+    >>> import tapeflow as tf
+    >>> tf.keras.callbacks.EarlyStopping(monitor="val_accuracy").mode
+    'max'
+    """
+
+    def __init__(self, monitor="val_loss", min_delta=0.0, patience=0, verbose=0, mode="auto", baseline=None,
+                 restore_best_weights=False, start_from_epoch=0):
+        super().__init__()
+        self.monitor, self.patience, self.verbose = monitor, int(patience), verbose
+        self.baseline, self.restore_best_weights, self.start_from_epoch = baseline, restore_best_weights, \
+            start_from_epoch
+        self.mode = _mode(mode, monitor)
+        self.min_delta = abs(min_delta) if self.mode == "max" else -abs(min_delta)
+        self.wait = self.stopped_epoch = self.best_epoch = 0
+        self.best = None
+        self.best_weights = None
+
+    def _better(self, value, ref):
+        if ref is None:
+            return True
+        return (value - self.min_delta > ref) if self.mode == "max" else (value - self.min_delta < ref)
+
+    def on_train_begin(self, logs=None):
+        self.wait = self.stopped_epoch = self.best_epoch = 0
+        self.best = None
+        self.best_weights = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        current = (logs or {}).get(self.monitor)
+        if current is None or epoch < self.start_from_epoch:
+            return
+        current = float(current)
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self._better(current, self.best):
+            self.best, self.best_epoch = current, epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._better(current, self.baseline):
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch and self.restore_best_weights and self.best_weights is not None:
+            self.model.set_weights(self.best_weights)
+        if self.stopped_epoch and self.verbose:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping (best {self.monitor} {self.best:.4f} "
+                  f"at epoch {self.best_epoch + 1})")
+
+
+def _mode(mode, monitor):
+    if mode not in ("auto", "min", "max"):
+        raise ValueError(f"mode must be 'auto', 'min' or 'max', got {mode!r}")
+    if mode != "auto":
+        return mode
+    m = monitor.lower()
+    return "max" if any(s in m for s in ("acc", "auc", "precision", "recall", "fmeasure")) else "min"
+
+
+class ModelCheckpoint(Callback):
+    """Save the model's weights (a safetensors checkpoint) every epoch, or only when ``monitor`` improves.
+
+    ``filepath`` may use ``{epoch}`` and log names, e.g. ``"ckpt/w-{epoch:02d}-{val_loss:.2f}"``;
+    ``save_freq`` is ``"epoch"`` or a number of batches.  tapeflow saves weights only
+    (``load_weights`` into a model of the same structure restores them).
+
+    >>> import tapeflow as tf
+    >>> tf.keras.callbacks.ModelCheckpoint("w-{epoch:02d}", save_best_only=True).monitor
+    'val_loss'
+    """
+
+    def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=True,
+                 mode="auto", save_freq="epoch", initial_value_threshold=None):
+        super().__init__()
+        self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.mode = _mode(mode, monitor)
+        if save_freq != "epoch" and not (isinstance(save_freq, int) and save_freq > 0):
+            raise ValueError(f"save_freq must be 'epoch' or a positive number of batches, got {save_freq!r}")
+        self.save_freq = save_freq
+        self.best = initial_value_threshold
+        self._batches = 0
+        self._epoch = 0
+        self.saved = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq != "epoch":
+            self._batches += 1
+            if self._batches % self.save_freq == 0:
+                self._save(self._epoch, logs, batch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._save(epoch, logs)
+
+    def _save(self, epoch, logs, batch=None):
+        logs = {k: float(v) for k, v in (logs or {}).items()}
+        path = self.filepath.format(epoch=epoch + 1, batch=(batch or 0) + 1, **logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                return
+            better = self.best is None or (current > self.best if self.mode == "max" else current < self.best)
+            if not better:
+                return
+            if self.verbose:
+                print(f"Epoch {epoch + 1}: {self.monitor} improved to {current:.5f}, saving to {path}")
+            self.best = current
+        self.model.save_weights(path)
+        self.saved.append(path)
+
+
+class TensorBoard(Callback):
+    """Write the losses and metrics to TensorBoard: ``log_dir/train`` and ``log_dir/validation``.
+
+    Each epoch writes ``epoch_<name>`` scalars; ``update_freq=N`` also writes ``batch_<name>``
+    every N batches; ``histogram_freq=N`` writes weight histograms every N epochs.
+
+    >>> import tapeflow as tf
+    >>> tf.keras.callbacks.TensorBoard("logs").update_freq
+    'epoch'
+    """
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False, update_freq="epoch",
+                 profile_batch=0, embeddings_freq=0, embeddings_metadata=None):
+        super().__init__()
+        self.log_dir, self.histogram_freq, self.update_freq = os.fspath(log_dir), histogram_freq, update_freq
+        self._writers = {}
+        self._step = 0
+
+    def _writer(self, kind):
+        w = self._writers.get(kind)
+        if w is None:
+            from . import summary
+
+            w = self._writers[kind] = summary.create_file_writer(os.path.join(self.log_dir, kind))
+        return w
+
+    def on_train_begin(self, logs=None):
+        self._step = 0
+        self._writer("train")
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._step += 1
+        if isinstance(self.update_freq, int) and self.update_freq > 0 and self._step % self.update_freq == 0:
+            from . import summary
+
+            with self._writer("train").as_default(step=self._step):
+                for k, v in (logs or {}).items():
+                    summary.scalar(f"batch_{k}", float(v))
+
+    def on_epoch_end(self, epoch, logs=None):
+        from . import summary
+
+        logs = logs or {}
+        train = {k: v for k, v in logs.items() if not k.startswith("val_")}
+        val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+        with self._writer("train").as_default(step=epoch):
+            for k, v in train.items():
+                summary.scalar(f"epoch_{k}", float(v))
+            if self.histogram_freq and epoch % self.histogram_freq == 0 and self.model is not None:
+                for w in self.model.weights:
+                    summary.histogram(w.name.split(":")[0] + "/histogram", w)
+        if val:
+            with self._writer("validation").as_default(step=epoch):
+                for k, v in val.items():
+                    summary.scalar(f"epoch_{k}", float(v))
+
+    def on_train_end(self, logs=None):
+        for w in self._writers.values():
+            w.close()
+        self._writers = {}
+
+
+class LearningRateScheduler(Callback):
+    """Set the optimizer's learning rate at each epoch to ``schedule(epoch, lr)``.
+
+    >>> import tapeflow as tf
+    >>> cb = tf.keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5)
+    >>> cb.schedule(0, 0.1)
+    0.05
+    """
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule, self.verbose = schedule, verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        opt = self.model.optimizer
+        lr = float(self.schedule(epoch, opt.learning_rate))
+        opt.learning_rate = lr
+        if self.verbose:
+            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr}")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = self.model.optimizer.learning_rate
+
+
+class TerminateOnNaN(Callback):
+    """Stop training when the loss becomes NaN or infinite.
+
+    >>> import tapeflow as tf
+    >>> isinstance(tf.keras.callbacks.TerminateOnNaN(), tf.keras.callbacks.Callback)
+    True
+    """
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            print(f"Batch {batch}: invalid loss, terminating training")
+            self.model.stop_training = True
+
+
+class LambdaCallback(Callback):
+    """A callback from functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``.
+
+    >>> import tapeflow as tf
+    >>> cb = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: print("done", e))
+    >>> cb.on_epoch_end(3, {})
+    done 3
+    """
+
+    def __init__(self, **hooks):
+        super().__init__()
+        for name, fn in hooks.items():
+            if not name.startswith("on_") or not hasattr(Callback, name):
+                raise ValueError(f"unknown callback hook {name!r}")
+            setattr(self, name, fn)
+

@@ -1,0 +1,21 @@
+"""Keras-style layers (``tf.keras.layers``, also on ``tf.nn``): Dense, Conv2D, pooling, normalization,
+Dropout, Embedding, LSTM, GRU and the ``Layer`` base class to write your own.
+
+>>> import tapeflow as tf
+>>> layer = tf.keras.layers.Dense(4, activation="relu")
+>>> layer(tf.ones([2, 3])).shape
+TensorShape([2, 4])
+"""
+from __future__ import annotations
+
+from .base import Input, InputLayer, InputSpec, Layer, clear_session  # noqa: F401
+from .conv import (AveragePooling2D, AvgPool2D, Conv2D, Convolution2D, GlobalAveragePooling2D,  # noqa: F401
+                   GlobalAvgPool2D, GlobalMaxPool2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
+from .core import Activation, Dense, Dropout, Embedding, Flatten, Lambda, Reshape  # noqa: F401
+from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
+from .rnn import GRU, LSTM, GRUCell, LSTMCell  # noqa: F401
+
+__all__ = ["Activation", "AveragePooling2D", "AvgPool2D", "BatchNormalization", "Conv2D", "Convolution2D", "Dense",
+           "Dropout", "Embedding", "Flatten", "GRU", "GRUCell", "GlobalAveragePooling2D", "GlobalAvgPool2D",
+           "GlobalMaxPool2D", "GlobalMaxPooling2D", "Input", "InputLayer", "InputSpec", "LSTM", "LSTMCell", "Lambda",
+           "Layer", "LayerNormalization", "MaxPool2D", "MaxPooling2D", "Reshape"]

@@ -1,0 +1,656 @@
+"""Layer: state in ``build``, math in ``call``, built lazily from the first input's shape.
+
+A layer tracks what its attributes hold: variables, other layers, and lists,
+tuples and dicts of them, so ``variables``, ``trainable_variables`` and
+checkpoints see nested models without registration.  Calling one layer object
+twice reuses its variables.
+
+>>> import tapeflow as tf
+>>> class Scale(tf.keras.layers.Layer):
+...     def build(self, input_shape):
+...         self.w = self.add_weight("w", (input_shape[-1],), initializer="ones")
+...     def call(self, x):
+...         return self.w * x
+>>> s = Scale()
+>>> s(tf.constant([[1.0, 2.0]])).numpy().tolist(), [v.name for v in s.trainable_variables]
+([[1.0, 2.0]], ['scale/w:0'])
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+
+import numpy as np
+
+from tapeflow.core import dtypes as _dt
+from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tensor
+from tapeflow.core.variables import Variable
+
+from .. import _ops as K
+from .. import initializers as _init
+from .. import regularizers as _reg
+
+# Bumped whenever what any layer tracks changes (an attribute holding variables or layers is set,
+# a weight is added, a tracked list changes, ``trainable`` flips): the cached variable lists of
+# every layer are then rebuilt on next use, so reading ``model.trainable_variables`` in a
+# training loop costs a comparison.
+_VERSION = [0]
+# the ``training`` flag of the innermost layer call, inherited by nested layers called without one
+_TRAINING = [None]
+_NAME_COUNTS: dict = {}
+# checkpoint restores waiting for variables that do not exist yet (see tapeflow.nn.train)
+_PENDING_RESTORES: list = []
+
+
+def _bump():
+    _VERSION[0] += 1
+
+
+def unique_name(base: str) -> str:
+    """``base``, then ``base_1``, ``base_2``... (per process, as Keras names layers)."""
+    n = _NAME_COUNTS.get(base, 0)
+    _NAME_COUNTS[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def clear_session():
+    """Reset layer name counters (``dense``, ``dense_1``...), as ``tf.keras.backend.clear_session``.
+
+    >>> import tapeflow as tf
+    >>> tf.keras.backend.clear_session()
+    >>> tf.keras.layers.Dense(1).name
+    'dense'
+    """
+    _NAME_COUNTS.clear()
+
+
+def _snake(name: str) -> str:
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+
+
+class _TrackedList(list):
+    """A list attribute of a layer: changing it tells the layers to re-read what they track."""
+
+    def _mut(name):
+        base = getattr(list, name)
+
+        def f(self, *a, **k):
+            _bump()
+            return base(self, *a, **k)
+
+        f.__name__ = name
+        return f
+
+    for _n in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__",
+               "__delitem__", "__iadd__", "__imul__"):
+        locals()[_n] = _mut(_n)
+    del _n, _mut
+
+
+class _TrackedDict(dict):
+    """A dict attribute of a layer: changing it tells the layers to re-read what they track."""
+
+    def _mut(name):
+        base = getattr(dict, name)
+
+        def f(self, *a, **k):
+            _bump()
+            return base(self, *a, **k)
+
+        f.__name__ = name
+        return f
+
+    for _n in ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault"):
+        locals()[_n] = _mut(_n)
+    del _n, _mut
+
+
+_CONTAINERS = (list, tuple, dict)
+
+
+class InputSpec:
+    """What a layer accepts: rank (``ndim``, ``min_ndim``, ``max_ndim``) and fixed axis sizes (``axes``).
+
+    >>> import tapeflow as tf
+    >>> spec = tf.keras.layers.InputSpec(min_ndim=2, axes={-1: 4})
+    >>> spec
+    InputSpec(min_ndim=2, axes={-1: 4})
+    """
+
+    __slots__ = ("ndim", "min_ndim", "max_ndim", "axes", "dtype", "shape")
+
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None, axes=None):
+        self.dtype, self.shape = dtype, shape
+        self.ndim = len(shape) if shape is not None else ndim
+        self.min_ndim, self.max_ndim, self.axes = min_ndim, max_ndim, dict(axes or {})
+
+    def check(self, x, layer, index=0):
+        if type(x) is not Tensor:
+            return
+        shape = x._shape
+        r = len(shape)
+        if self.ndim is not None and r != self.ndim:
+            self._fail(layer, index, f"expected ndim={self.ndim}, found ndim={r}", shape)
+        if self.min_ndim is not None and r < self.min_ndim:
+            self._fail(layer, index, f"expected min_ndim={self.min_ndim}, found ndim={r}", shape)
+        if self.max_ndim is not None and r > self.max_ndim:
+            self._fail(layer, index, f"expected max_ndim={self.max_ndim}, found ndim={r}", shape)
+        for a, v in self.axes.items():
+            if v is not None and (a >= r or a < -r or shape[a] != v):
+                self._fail(layer, index, f"expected axis {a} of input shape to have value {v}", shape)
+        if self.shape is not None:
+            for i, (want, got) in enumerate(zip(self.shape, shape)):
+                if want is not None and want != got:
+                    self._fail(layer, index, f"expected shape={tuple(self.shape)}", shape)
+
+    @staticmethod
+    def _fail(layer, index, what, shape):
+        raise InvalidArgumentError(
+            f'input {index} of layer "{layer.name}" is incompatible with the layer: {what}, but received '
+            f"input with shape {tuple(shape)}", type(layer).__name__)
+
+    def __repr__(self):
+        parts = [f"{k}={getattr(self, k)!r}" for k in ("dtype", "shape", "ndim", "max_ndim", "min_ndim")
+                 if getattr(self, k) is not None and not (k == "ndim" and self.shape is not None)]
+        if self.axes:
+            parts.append(f"axes={self.axes!r}")
+        return f"InputSpec({', '.join(parts)})"
+
+
+_CALL_FLAGS: dict = {}
+
+
+def _call_takes_training(cls) -> bool:
+    flag = _CALL_FLAGS.get(cls)
+    if flag is None:
+        try:
+            flag = "training" in inspect.signature(cls.call).parameters
+        except (TypeError, ValueError):
+            flag = False
+        _CALL_FLAGS[cls] = flag
+    return flag
+
+
+# attributes of Layer itself, never walked for variables or layers
+_INTERNAL = frozenset({"_weights", "_weight_names", "_cache", "_out_shape", "_losses", "_regularized", "_name",
+                       "_dtype", "_trainable", "built", "input_spec", "_batch_input_shape", "_autocast",
+                       "_in_shape", "_deferred", "optimizer", "compiled_loss", "compiled_metrics", "history",
+                       "stop_training", "_compiled", "_train_counter", "_metrics_list", "_loss_tracker"})
+
+
+class Layer:
+    """Base class of layers: override ``build(input_shape)`` to create weights and ``call(inputs)`` to compute.
+
+    ``layer(x)`` converts ``x`` to a tensor (floating inputs are cast to the layer's dtype),
+    builds the layer on its first input, checks ``input_spec``, and passes ``training``
+    on to ``call`` when ``call`` takes it (nested layers inherit it from the outer call).
+
+    >>> import tapeflow as tf
+    >>> d = tf.keras.layers.Dense(3)
+    >>> d.built, d(tf.ones([2, 4])).shape, d.built, d.count_params()
+    (False, TensorShape([2, 3]), True, 15)
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
+                 input_dim=None, batch_size=None, autocast=True, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword argument(s): "
+                            f"{', '.join(sorted(kwargs))}")
+        d = self.__dict__
+        d["_trainable"] = bool(trainable)
+        d["_name"] = name if name is not None else unique_name(_snake(type(self).__name__))
+        d["_dtype"] = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
+        d["_autocast"] = bool(autocast)
+        d["built"] = False
+        d["_weights"] = []
+        d["_weight_names"] = {}
+        d["_regularized"] = []
+        d["_losses"] = []
+        d["_cache"] = None
+        d["_out_shape"] = None
+        d["_in_shape"] = None
+        d.setdefault("input_spec", None)
+        if batch_input_shape is not None:
+            bis = tuple(batch_input_shape)
+        elif input_shape is not None:
+            bis = (batch_size,) + tuple(input_shape)
+        elif input_dim is not None:
+            bis = (batch_size, int(input_dim))
+        else:
+            bis = None
+        d["_batch_input_shape"] = bis
+        _bump()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        b = cls.__dict__.get("build")
+        if b is not None and not getattr(b, "_tf_wrapped", False):
+            # ``built`` becomes True however build is reached (first call or a direct build())
+            @functools.wraps(b)
+            def build(self, *args, **kw):
+                out = b(self, *args, **kw)
+                d = self.__dict__
+                d["built"] = True
+                if d.get("_in_shape") is None:
+                    shape = args[0] if args else kw.get("input_shape")
+                    d["_in_shape"] = None if shape is None else _as_shape(shape)
+                return out
+
+            build._tf_wrapped = True
+            cls.build = build
+
+    # -- attribute tracking -------------------------------------------------------------
+    def __setattr__(self, name, value):
+        tv = type(value)
+        if tv is list and name not in _INTERNAL:
+            value = _TrackedList(value)
+        elif tv is dict and name not in _INTERNAL:
+            value = _TrackedDict(value)
+        if isinstance(value, (Layer, Variable) + _CONTAINERS) or \
+                isinstance(self.__dict__.get(name), (Layer, Variable) + _CONTAINERS):
+            _bump()
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        _bump()
+        object.__delattr__(self, name)
+
+    def _tracked_children(self):
+        """(own variables, direct sublayers), in the order they were created or assigned."""
+        own = list(self.__dict__.get("_weights", ()))
+        seen = {id(v) for v in own}
+        subs, seen_l = [], {id(self)}
+        for k, v in self.__dict__.items():
+            if k in _INTERNAL or isinstance(v, (str, bytes, int, float, np.ndarray)):
+                continue
+            _collect(v, own, subs, seen, seen_l)
+        return own, subs
+
+    def _lists(self):
+        c = self.__dict__.get("_cache")
+        if c is not None and c[0] == _VERSION[0]:
+            return c
+        own, subs = self._tracked_children()
+        variables, trainable, non_trainable = [], [], []
+        vseen, tseen, nseen = set(), set(), set()
+        me_trainable = self._trainable
+        own_sorted = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+        for v in own_sorted:
+            _add(variables, vseen, v)
+            if me_trainable and v.trainable:
+                _add(trainable, tseen, v)
+            else:
+                _add(non_trainable, nseen, v)
+        for sub in subs:
+            _, svars, strain, snon, _ = sub._lists()
+            for v in svars:
+                _add(variables, vseen, v)
+            if me_trainable:
+                for v in strain:
+                    _add(trainable, tseen, v)
+                for v in snon:
+                    _add(non_trainable, nseen, v)
+            else:
+                for v in svars:
+                    _add(non_trainable, nseen, v)
+        c = (_VERSION[0], variables, trainable, non_trainable, subs)
+        self.__dict__["_cache"] = c
+        return c
+
+    # -- public properties ----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self.__dict__["_trainable"] = bool(value)
+        for sub in self._lists()[4]:
+            sub.trainable = value
+        _bump()
+
+    @property
+    def variables(self) -> list:
+        """Every variable of this layer and its sublayers (trainable ones first within each layer)."""
+        return list(self._lists()[1])
+
+    @property
+    def trainable_variables(self) -> list:
+        """The variables an optimizer should update (none if ``trainable`` is False)."""
+        return list(self._lists()[2])
+
+    @property
+    def non_trainable_variables(self) -> list:
+        """The other variables (moving statistics, frozen layers)."""
+        return list(self._lists()[3])
+
+    @property
+    def weights(self) -> list:
+        """Trainable then non-trainable variables (Keras's order for ``get_weights``)."""
+        c = self._lists()
+        return list(c[2]) + list(c[3])
+
+    trainable_weights = trainable_variables
+    non_trainable_weights = non_trainable_variables
+
+    @property
+    def layers(self) -> list:
+        """The direct sublayers."""
+        return list(self._lists()[4])
+
+    @property
+    def submodules(self) -> list:
+        """Every nested layer, depth first."""
+        out, seen = [], set()
+
+        def walk(layer):
+            for s in layer._lists()[4]:
+                if id(s) not in seen:
+                    seen.add(id(s))
+                    out.append(s)
+                    walk(s)
+
+        walk(self)
+        return out
+
+    @property
+    def losses(self) -> list:
+        """Losses added by ``add_loss`` in the last call, and the penalties of regularized weights."""
+        out = list(self.__dict__.get("_losses", ()))
+        for var, reg in self.__dict__.get("_regularized", ()):
+            out.append(reg(var))
+        for sub in self._lists()[4]:
+            out.extend(sub.losses)
+        return out
+
+    def add_loss(self, loss):
+        """Add a scalar to ``losses`` (e.g. an activity penalty computed in ``call``)."""
+        self._losses.append(loss)
+
+    # -- weights --------------------------------------------------------------------------
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,
+                   constraint=None, name=None, init=None, **kwargs):
+        """Create a variable owned by this layer.
+
+        Takes Keras 3's order ``add_weight(shape, initializer, ...)`` or TF-Keras's
+        ``add_weight(name, shape, ...)``; the initializer defaults to Glorot uniform for
+        floats and zeros otherwise.
+
+        >>> import tapeflow as tf
+        >>> layer = tf.keras.layers.Layer(name="demo")
+        >>> w = layer.add_weight("w", (2, 3), initializer="zeros")
+        >>> w.name, w.shape, len(layer.trainable_variables)
+        ('demo/w:0', TensorShape([2, 3]), 1)
+        """
+        for k in ("aggregation", "synchronization", "autocast", "use_resource", "overwrite_with_gradient",
+                  "experimental_autocast", "partitioner", "caching_device"):
+            kwargs.pop(k, None)
+        if kwargs:
+            raise TypeError(f"add_weight() got unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+        args = list(args)
+        if args and isinstance(args[0], str):
+            name = args.pop(0)
+            order = ["shape", "dtype", "initializer"]
+        else:
+            order = ["shape", "initializer", "dtype"]
+        given = {"shape": shape, "initializer": initializer, "dtype": dtype}
+        for key, val in zip(order, args):
+            given[key] = val
+        shape, initializer, dtype = given["shape"], given["initializer"], given["dtype"]
+        if initializer is None:
+            initializer = init
+        shape = () if shape is None else tuple(int(d) for d in shape)
+        dt = self._dtype if dtype is None else _dt.as_dtype(dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dt.is_floating else "zeros"
+        init_fn = _init.get(initializer)
+        base = name or "variable"
+        wname, i = base, 0
+        while wname in self._weight_names.values():
+            i += 1
+            wname = f"{base}_{i}"
+        value = init_fn(shape, dtype=dt)
+        if not isinstance(value, Tensor):
+            value = convert_to_tensor(value, dt)
+        var = Variable(value, trainable=trainable, name=f"{self._name}/{wname}")
+        if constraint is not None:
+            var.constraint = constraint
+        self._weights.append(var)
+        self._weight_names[id(var)] = wname
+        if regularizer is not None:
+            self._regularized.append((var, _reg.get(regularizer)))
+        _bump()
+        if _PENDING_RESTORES:
+            from .. import train
+
+            train._run_deferred()
+        return var
+
+    def count_params(self) -> int:
+        """The number of scalars in the layer's weights (the layer must be built).
+
+        >>> import tapeflow as tf
+        >>> d = tf.keras.layers.Dense(10)
+        >>> d.build((None, 784))
+        >>> d.count_params()
+        7850
+        """
+        if not self.built and not self.weights:
+            raise ValueError(f"you tried to call count_params on layer '{self.name}', but the layer isn't built; "
+                             "call it on data or build(input_shape) first")
+        return int(sum(_size(v.shape) for v in self.weights))
+
+    def get_weights(self) -> list:
+        """The weights' values as NumPy arrays (in ``weights`` order)."""
+        return [np.array(v.numpy()) for v in self.weights]
+
+    def set_weights(self, weights):
+        """Set every weight from a list of arrays (checked first: a mismatch changes nothing)."""
+        params = self.weights
+        weights = list(weights)
+        if len(weights) != len(params):
+            raise InvalidArgumentError(f'layer "{self.name}" has {len(params)} weights but {len(weights)} values '
+                                       "were given", "SetWeights")
+        vals = []
+        for p, w in zip(params, weights):
+            t = constant(np.asarray(w), dtype=p.dtype)
+            if tuple(t.shape) != tuple(p.shape):
+                raise InvalidArgumentError(f"weight {p.name} has shape {tuple(p.shape)} but the value has shape "
+                                           f"{tuple(t.shape)}", "SetWeights")
+            vals.append(t)
+        for p, t in zip(params, vals):
+            p.assign(t)
+
+    # -- calling ----------------------------------------------------------------------------
+    def build(self, input_shape):
+        """Create the layer's weights for inputs of ``input_shape`` (override; the default creates none)."""
+        self.__dict__["built"] = True
+
+    def call(self, inputs, *args, **kwargs):
+        """The layer's computation (override); the base layer passes its input through."""
+        return inputs
+
+    def _convert(self, x):
+        if type(x) is Tensor:
+            if x._dtype is not self._dtype and x._dtype.is_floating and self._dtype.is_floating and self._autocast:
+                return K.cast(x, self._dtype)
+            return x
+        if isinstance(x, Variable):
+            return self._convert(x.read_value())
+        if isinstance(x, (list, tuple)) and x and any(isinstance(e, (Tensor, Variable, np.ndarray)) for e in x) \
+                and not all(isinstance(e, np.ndarray) and e.ndim == 0 for e in x):
+            return type(x)(self._convert(e) for e in x)
+        if isinstance(x, dict):
+            return {k: self._convert(v) for k, v in x.items()}
+        if x is None:
+            return x
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f" and self._dtype.is_floating and self._autocast:
+            return constant(x, dtype=self._dtype)
+        return self._convert(convert_to_tensor(x))
+
+    def _maybe_build(self, x):
+        shape = _shape_of(x)
+        self.__dict__["_in_shape"] = shape
+        self.build(shape)
+        self.__dict__["built"] = True
+
+    def __call__(self, *args, **kwargs):
+        if args:
+            x, rest = args[0], args[1:]
+        else:
+            x, rest = kwargs.pop("inputs"), ()
+        if type(x) is not Tensor or x._dtype is not self._dtype:
+            x = self._convert(x)
+        if not self.built:
+            self._maybe_build(x)
+        spec = self.input_spec
+        if spec is not None:
+            if isinstance(spec, (list, tuple)):
+                for i, (s, xi) in enumerate(zip(spec, x)):
+                    if s is not None:
+                        s.check(xi, self, i)
+            else:
+                spec.check(x, self)
+        outer = _TRAINING[0]
+        training = kwargs.pop("training", None)
+        if training is None:
+            training = outer
+        if _call_takes_training(type(self)):
+            kwargs["training"] = training
+        if self._losses:
+            self._losses.clear()
+        _TRAINING[0] = training
+        try:
+            out = self.call(x, *rest, **kwargs)
+        finally:
+            _TRAINING[0] = outer
+        if type(out) is Tensor:
+            self.__dict__["_out_shape"] = out._shape
+        return out
+
+    def compute_output_shape(self, input_shape):
+        """The output shape for ``input_shape`` (``None`` for unknown sizes).
+
+        Layers here compute it from shapes alone; a custom layer without an override is run
+        once on zeros of that shape (unknown sizes taken as 1) to find out.
+        """
+        concrete = tuple(1 if d is None else int(d) for d in input_shape)
+        out = self(K.zeros(concrete, self._dtype))
+        shape = tuple(out.shape)
+        return tuple(None if (i < len(input_shape) and input_shape[i] is None) else d for i, d in enumerate(shape))
+
+    # -- config -----------------------------------------------------------------------------
+    def get_config(self) -> dict:
+        """The constructor arguments (``from_config`` builds an equal, unbuilt layer)."""
+        cfg = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        if self._batch_input_shape is not None:
+            cfg["batch_input_shape"] = self._batch_input_shape
+        return cfg
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _collect(v, own, subs, seen, seen_l):
+    if isinstance(v, Variable):
+        if id(v) not in seen:
+            seen.add(id(v))
+            own.append(v)
+    elif isinstance(v, Layer):
+        if id(v) not in seen_l:
+            seen_l.add(id(v))
+            subs.append(v)
+    elif isinstance(v, (list, tuple)):
+        for e in v:
+            if not isinstance(e, (str, int, float)):
+                _collect(e, own, subs, seen, seen_l)
+    elif isinstance(v, dict):
+        for e in v.values():
+            _collect(e, own, subs, seen, seen_l)
+
+
+def _add(lst, seen, v):
+    if id(v) not in seen:
+        seen.add(id(v))
+        lst.append(v)
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _as_shape(shape):
+    if isinstance(shape, (list, tuple)) and all(d is None or isinstance(d, (int, np.integer)) for d in shape):
+        return TensorShape(None if d is None else int(d) for d in shape)
+    return shape
+
+
+def _shape_of(x):
+    if isinstance(x, (Tensor, Variable)):
+        return TensorShape(x.shape)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_shape_of(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _shape_of(v) for k, v in x.items()}
+    return None
+
+
+class InputLayer(Layer):
+    """The input of a Sequential model: declares the input shape and passes data through.
+
+    >>> import tapeflow as tf
+    >>> model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(2)])
+    >>> model.built, model.count_params()
+    (True, 10)
+    """
+
+    def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None, shape=None, batch_shape=None,
+                 **kwargs):
+        if shape is not None and input_shape is None:
+            input_shape = shape
+        if batch_shape is not None:
+            kwargs["batch_input_shape"] = tuple(batch_shape)
+        elif input_shape is not None:
+            kwargs["batch_input_shape"] = (batch_size,) + tuple(input_shape)
+        super().__init__(name=name, dtype=dtype, **kwargs)
+        self.built = True
+
+    def call(self, inputs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {"batch_shape": self._batch_input_shape, "dtype": self.dtype.name, "name": self.name}
+
+
+def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
+    """Declare a model's input shape (without the batch axis), for ``Sequential``.
+
+    tapeflow runs eagerly: ``Input`` gives an ``InputLayer`` that fixes the input shape of
+    a ``Sequential`` model so it is built (and ``summary()`` works) before any data.
+
+    >>> import tapeflow as tf
+    >>> tf.keras.Input(shape=(28, 28, 1))._batch_input_shape
+    (None, 28, 28, 1)
+    """
+    return InputLayer(input_shape=shape, batch_size=batch_size, name=name, dtype=dtype, batch_shape=batch_shape)

@@ -1,0 +1,190 @@
+"""Convolution and pooling layers (NHWC: batch, height, width, channels)."""
+from __future__ import annotations
+
+from .. import _ops as K
+from .. import activations as _act
+from .. import initializers as _init
+from .base import InputSpec, Layer
+
+
+def _pair(v, what):
+    if isinstance(v, int):
+        return (v, v)
+    t = tuple(int(x) for x in v)
+    if len(t) != 2:
+        raise ValueError(f"{what} must be an int or a pair of ints, got {v!r}")
+    return t
+
+
+def _padding(p):
+    p = str(p).lower()
+    if p not in ("valid", "same"):
+        raise ValueError(f"padding must be 'valid' or 'same', got {p!r}")
+    return p
+
+
+def _data_format(f):
+    if f not in (None, "channels_last"):
+        raise ValueError(f"only data_format='channels_last' (NHWC) is supported, got {f!r}")
+
+
+def _out_len(n, k, s, d, padding):
+    if n is None:
+        return None
+    if padding == "same":
+        return -(-n // s)
+    eff = d * (k - 1) + 1
+    return max(0, (n - eff) // s + 1)
+
+
+class Conv2D(Layer):
+    """2-D convolution over NHWC inputs: ``activation(conv2d(inputs, kernel) + bias)``.
+
+    The kernel has shape ``(kh, kw, in_channels, filters)`` (Glorot uniform).
+
+    >>> import tapeflow as tf
+    >>> conv = tf.keras.layers.Conv2D(16, 3, activation="relu")
+    >>> conv.compute_output_shape((None, 28, 28, 1))
+    (None, 26, 26, 16)
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        _data_format(data_format)
+        if int(filters) <= 0:
+            raise ValueError(f"filters must be a positive integer, got {filters}")
+        self.filters = int(filters)
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.strides = _pair(strides, "strides")
+        self.padding = _padding(padding)
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate")
+        self.activation = _act.get(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.input_spec = InputSpec(ndim=4)
+
+    def build(self, input_shape):
+        cin = input_shape[-1]
+        if cin is None:
+            raise ValueError(f'the channel dimension of the inputs to layer "{self.name}" must be known, got shape '
+                             f"{tuple(input_shape)}")
+        self.kernel = self.add_weight("kernel", self.kernel_size + (int(cin), self.filters),
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint) \
+            if self.use_bias else None
+        self.input_spec = InputSpec(ndim=4, axes={-1: int(cin)})
+
+    def call(self, inputs):
+        y = K.conv2d(inputs, self.kernel.read_value(), strides=self.strides, padding=self.padding.upper(),
+                     dilations=self.dilation_rate)
+        if self.bias is not None:
+            y = K.add(y, self.bias.read_value())
+        act = self.activation
+        return y if act is _act.linear else act(y)
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, _ = input_shape
+        return (n, _out_len(h, self.kernel_size[0], self.strides[0], self.dilation_rate[0], self.padding),
+                _out_len(w, self.kernel_size[1], self.strides[1], self.dilation_rate[1], self.padding), self.filters)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "dilation_rate": self.dilation_rate,
+                "activation": _act.serialize(self.activation), "use_bias": self.use_bias,
+                "kernel_initializer": _init.serialize(_init.get(self.kernel_initializer)),
+                "bias_initializer": _init.serialize(_init.get(self.bias_initializer))}
+
+
+class _Pool2D(Layer):
+    _op = None
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        _data_format(data_format)
+        self.pool_size = _pair(pool_size, "pool_size")
+        self.strides = _pair(strides, "strides") if strides is not None else self.pool_size
+        self.padding = _padding(padding)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        return getattr(K, self._op)(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
+
+    def compute_output_shape(self, input_shape):
+        n, h, w, c = input_shape
+        return (n, _out_len(h, self.pool_size[0], self.strides[0], 1, self.padding),
+                _out_len(w, self.pool_size[1], self.strides[1], 1, self.padding), c)
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding}
+
+
+class MaxPooling2D(_Pool2D):
+    """The maximum over each ``pool_size`` window (stride ``strides``, default the pool size).
+
+    >>> import tapeflow as tf
+    >>> tf.keras.layers.MaxPooling2D().compute_output_shape((None, 26, 26, 16))
+    (None, 13, 13, 16)
+    """
+
+    _op = "max_pool2d"
+
+
+class AveragePooling2D(_Pool2D):
+    """The mean over each ``pool_size`` window (stride ``strides``, default the pool size).
+
+    >>> import tapeflow as tf
+    >>> tf.keras.layers.AveragePooling2D(3, strides=1, padding="same").compute_output_shape((None, 8, 8, 4))
+    (None, 8, 8, 4)
+    """
+
+    _op = "avg_pool2d"
+
+
+class GlobalAveragePooling2D(Layer):
+    """The mean over height and width: (batch, h, w, c) -> (batch, c).
+
+    >>> import tapeflow as tf
+    >>> tf.keras.layers.GlobalAveragePooling2D()(tf.ones([2, 3, 3, 4])).numpy().tolist()[0]
+    [1.0, 1.0, 1.0, 1.0]
+    """
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        _data_format(data_format)
+        self.keepdims = bool(keepdims)
+        self.input_spec = InputSpec(ndim=4)
+
+    def call(self, inputs):
+        return K.reduce_mean(inputs, axis=(1, 2), keepdims=self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        n, _, _, c = input_shape
+        return (n, 1, 1, c) if self.keepdims else (n, c)
+
+    def get_config(self):
+        return {**super().get_config(), "keepdims": self.keepdims}
+
+
+class GlobalMaxPooling2D(GlobalAveragePooling2D):
+    """The maximum over height and width: (batch, h, w, c) -> (batch, c).
+
+    >>> import tapeflow as tf
+    >>> tf.keras.layers.GlobalMaxPooling2D()(tf.ones([2, 3, 3, 4])).shape
+    TensorShape([2, 4])
+    """
+
+    def call(self, inputs):
+        return K.reduce_max(inputs, axis=(1, 2), keepdims=self.keepdims)
+
+
+MaxPool2D, AvgPool2D, GlobalAvgPool2D, GlobalMaxPool2D = (MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
+                                                          GlobalMaxPooling2D)
+Convolution2D = Conv2D

@@ -1,0 +1,146 @@
+"""Normalization layers: BatchNormalization, LayerNormalization."""
+from __future__ import annotations
+
+from .. import _ops as K
+from .. import initializers as _init
+from .base import InputSpec, Layer
+
+
+def _axes(axis, rank, name):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f'axis {a} is out of range for the rank-{rank} inputs of layer "{name}"')
+        out.append(a % rank)
+    return tuple(sorted(out))
+
+
+class BatchNormalization(Layer):
+    """Normalizes each feature (``axis``) by the batch's mean and variance while training,
+    by moving averages of them at inference: ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
+
+    The moving statistics (non-trainable) follow ``moving = moving * momentum + batch * (1 - momentum)``.
+    A frozen layer (``trainable = False``) always runs in inference mode, as in Keras.
+
+    >>> import tapeflow as tf
+    >>> bn = tf.keras.layers.BatchNormalization()
+    >>> y = bn(tf.constant([[0.0], [2.0]]), training=True)
+    >>> [round(v, 3) for v in y.numpy()[:, 0].tolist()], bn.moving_mean.numpy().tolist()
+    ([-1.0, 1.0], [0.009999999776482582])
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
+        self.center, self.scale = bool(center), bool(scale)
+        self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
+        self.moving_mean_initializer = moving_mean_initializer
+        self.moving_variance_initializer = moving_variance_initializer
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        axes = _axes(self.axis, rank, self.name)
+        shape = tuple(int(input_shape[a]) for a in axes)
+        if len(axes) > 1:
+            shape = tuple(int(input_shape[a]) if a in axes else 1 for a in range(rank))
+        self._feature_axes = axes
+        self._reduce_axes = tuple(a for a in range(rank) if a not in axes)
+        self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer) if self.scale else None
+        self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer) if self.center else None
+        self.moving_mean = self.add_weight("moving_mean", shape, initializer=self.moving_mean_initializer,
+                                           trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", shape,
+                                               initializer=self.moving_variance_initializer, trainable=False)
+        self.input_spec = InputSpec(ndim=rank, axes={a: int(input_shape[a]) for a in axes})
+
+    def _bshape(self, rank):
+        # parameters broadcast against the inputs: (C,) works for the last axis, else a full-rank shape
+        if self._feature_axes == (rank - 1,):
+            return None
+        return tuple(self.input_spec.axes.get(a, 1) for a in range(rank))
+
+    def call(self, inputs, training=None):
+        rank = len(inputs._shape)
+        bshape = self._bshape(rank)
+        if training and self.trainable:
+            mean, var = K.moments(inputs, self._reduce_axes, keepdims=bshape is not None)
+            m = self.momentum
+            with K.no_record():
+                mm, mv = K.stop_gradient(mean), K.stop_gradient(var)
+                if bshape is not None and len(self.moving_mean.shape) != rank:
+                    mm, mv = K.reshape(mm, self.moving_mean.shape), K.reshape(mv, self.moving_mean.shape)
+                self.moving_mean.assign(self.moving_mean * m + mm * (1.0 - m))
+                self.moving_variance.assign(self.moving_variance * m + mv * (1.0 - m))
+        else:
+            mean, var = self.moving_mean.read_value(), self.moving_variance.read_value()
+            if bshape is not None and len(mean.shape) != rank:
+                mean, var = K.reshape(mean, bshape), K.reshape(var, bshape)
+        return _normalize(inputs, mean, var, self.beta, self.gamma, self.epsilon, bshape)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale,
+                "beta_initializer": _init.serialize(_init.get(self.beta_initializer)),
+                "gamma_initializer": _init.serialize(_init.get(self.gamma_initializer))}
+
+
+def _normalize(x, mean, var, beta, gamma, eps, bshape=None):
+    beta = None if beta is None else beta.read_value()
+    gamma = None if gamma is None else gamma.read_value()
+    if bshape is not None:
+        if beta is not None and len(beta.shape) != len(bshape):
+            beta = K.reshape(beta, bshape)
+        if gamma is not None and len(gamma.shape) != len(bshape):
+            gamma = K.reshape(gamma, bshape)
+    return K.batch_normalization(x, mean, var, beta, gamma, eps)
+
+
+class LayerNormalization(Layer):
+    """Normalizes each example over ``axis`` (the last by default):
+    ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
+
+    >>> import tapeflow as tf
+    >>> ln = tf.keras.layers.LayerNormalization()
+    >>> [round(v, 3) for v in ln(tf.constant([[1.0, 3.0]])).numpy()[0].tolist()]
+    [-1.0, 1.0]
+    """
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), bool(center), bool(scale)
+        self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        axes = _axes(self.axis, rank, self.name)
+        self._axes = axes
+        shape = tuple(int(input_shape[a]) for a in axes)
+        self._bshape = None if axes == tuple(range(rank - len(axes), rank)) else \
+            tuple(int(input_shape[a]) if a in axes else 1 for a in range(rank))
+        self.gamma = self.add_weight("gamma", shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer) if self.scale else None
+        self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer) if self.center else None
+        self.input_spec = InputSpec(ndim=rank, axes={a: int(input_shape[a]) for a in axes})
+
+    def call(self, inputs):
+        mean, var = K.moments(inputs, self._axes, keepdims=True)
+        return _normalize(inputs, mean, var, self.beta, self.gamma, self.epsilon, self._bshape)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
+                "scale": self.scale}

@@ -1,0 +1,309 @@
+"""Recurrent layers: LSTM and GRU (and their cells), run step by step in eager mode.
+
+Inputs are (batch, time, features).  The input projection of every time step is
+one matmul up front; each step then costs one matmul with the recurrent kernel
+and a handful of element-wise ops.
+"""
+from __future__ import annotations
+
+from .. import _ops as K
+from .. import activations as _act
+from .. import initializers as _init
+from .base import InputSpec, Layer
+
+
+def _split(z, n):
+    return K.split(z, n, axis=-1)
+
+
+class _ForgetBiasInit(_init.Initializer):
+    """Zeros, except ones for the forget gate (the LSTM's ``unit_forget_bias``)."""
+
+    def __init__(self, units, base):
+        self.units, self.base = units, _init.get(base)
+
+    def __call__(self, shape, dtype=None):
+        u = self.units
+        b = self.base((4 * u,), dtype)
+        idx = K.range(4 * u)
+        mask = K.cast(K.logical_and(K.greater_equal(idx, u), K.less(idx, 2 * u)), b.dtype)
+        return b * (1.0 - mask) + mask
+
+
+class LSTMCell(Layer):
+    """One LSTM step: gates i, f, o = sigmoid, candidate g = tanh of ``x @ kernel + h @ recurrent_kernel + bias``;
+    ``c = f * c + i * g``, ``h = o * tanh(c)``.  Gate order in the weights: i, f, g, o (as Keras).
+
+    >>> import tapeflow as tf
+    >>> cell = tf.keras.layers.LSTMCell(4)
+    >>> h, (h2, c) = cell(tf.ones([2, 3]), [tf.zeros([2, 4]), tf.zeros([2, 4])])
+    >>> h.shape, cell.count_params()
+    (TensorShape([2, 4]), 128)
+    """
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 unit_forget_bias=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
+                 dropout=0.0, recurrent_dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.activation = _act.get(activation)
+        self.recurrent_activation = _act.get(recurrent_activation)
+        self.use_bias, self.unit_forget_bias = bool(use_bias), bool(unit_forget_bias)
+        self.kernel_initializer, self.recurrent_initializer = kernel_initializer, recurrent_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer, self.recurrent_regularizer = kernel_regularizer, recurrent_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
+        self.state_size = [self.units, self.units]
+
+    def build(self, input_shape):
+        u = self.units
+        self.kernel = self.add_weight("kernel", (int(input_shape[-1]), 4 * u), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (u, 4 * u),
+                                                initializer=self.recurrent_initializer,
+                                                regularizer=self.recurrent_regularizer)
+        if self.use_bias:
+            init = _ForgetBiasInit(u, self.bias_initializer) if self.unit_forget_bias else self.bias_initializer
+            self.bias = self.add_weight("bias", (4 * u,), initializer=init, regularizer=self.bias_regularizer)
+        else:
+            self.bias = None
+
+    def step(self, xw, h, c):
+        """One step from the input projection ``xw = x @ kernel + bias``."""
+        z = K.add(xw, K.matmul(h, self.recurrent_kernel.read_value()))
+        zi, zf, zg, zo = _split(z, 4)
+        ra, a = self.recurrent_activation, self.activation
+        c = K.add(K.multiply(ra(zf), c), K.multiply(ra(zi), a(zg)))
+        h = K.multiply(ra(zo), a(c))
+        return h, c
+
+    def call(self, inputs, states, training=None):
+        h, c = states
+        xw = K.matmul(inputs, self.kernel.read_value())
+        if self.bias is not None:
+            xw = K.add(xw, self.bias.read_value())
+        h, c = self.step(xw, h, c)
+        return h, [h, c]
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": _act.serialize(self.activation),
+                "recurrent_activation": _act.serialize(self.recurrent_activation), "use_bias": self.use_bias,
+                "unit_forget_bias": self.unit_forget_bias}
+
+
+class GRUCell(Layer):
+    """One GRU step (``reset_after=True``, Keras's default): z, r = sigmoid(x W + b_x + h U + b_h) per gate,
+    ``hh = tanh(x W_h + b_xh + r * (h U_h + b_hh))``, ``h = z * h + (1 - z) * hh``.  Gate order: z, r, h.
+
+    >>> import tapeflow as tf
+    >>> cell = tf.keras.layers.GRUCell(4)
+    >>> h, _ = cell(tf.ones([2, 3]), [tf.zeros([2, 4])])
+    >>> h.shape, cell.count_params()
+    (TensorShape([2, 4]), 108)
+    """
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
+                 reset_after=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
+                 dropout=0.0, recurrent_dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.activation = _act.get(activation)
+        self.recurrent_activation = _act.get(recurrent_activation)
+        self.use_bias, self.reset_after = bool(use_bias), bool(reset_after)
+        self.kernel_initializer, self.recurrent_initializer = kernel_initializer, recurrent_initializer
+        self.bias_initializer = bias_initializer
+        self.kernel_regularizer, self.recurrent_regularizer = kernel_regularizer, recurrent_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
+        self.state_size = self.units
+
+    def build(self, input_shape):
+        u = self.units
+        self.kernel = self.add_weight("kernel", (int(input_shape[-1]), 3 * u), initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
+        self.recurrent_kernel = self.add_weight("recurrent_kernel", (u, 3 * u),
+                                                initializer=self.recurrent_initializer,
+                                                regularizer=self.recurrent_regularizer)
+        if self.use_bias:
+            shape = (2, 3 * u) if self.reset_after else (3 * u,)
+            self.bias = self.add_weight("bias", shape, initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer)
+        else:
+            self.bias = None
+
+    def project(self, x):
+        """``x @ kernel + input bias`` (for one step or all steps at once)."""
+        xw = K.matmul(x, self.kernel.read_value())
+        if self.bias is not None:
+            b = self.bias.read_value()
+            xw = K.add(xw, b[0] if self.reset_after else b)
+        return xw
+
+    def step(self, xw, h, rmask=None):
+        """One step from the input projection ``xw``; ``rmask`` drops parts of ``h`` in the recurrent product."""
+        u = self.units
+        xz, xr, xh = _split(xw, 3)
+        ra, a = self.recurrent_activation, self.activation
+        hd = h if rmask is None else K.multiply(h, rmask)
+        if self.reset_after:
+            hu = K.matmul(hd, self.recurrent_kernel.read_value())
+            if self.bias is not None:
+                hu = K.add(hu, self.bias.read_value()[1])
+            hz, hr, hh = _split(hu, 3)
+            z = ra(K.add(xz, hz))
+            r = ra(K.add(xr, hr))
+            cand = a(K.add(xh, K.multiply(r, hh)))
+        else:
+            rk = self.recurrent_kernel.read_value()
+            hzr = K.matmul(hd, rk[:, :2 * u])
+            hz, hr = _split(hzr, 2)
+            z = ra(K.add(xz, hz))
+            r = ra(K.add(xr, hr))
+            cand = a(K.add(xh, K.matmul(K.multiply(r, hd), rk[:, 2 * u:])))
+        return K.add(K.multiply(z, h), K.multiply(1.0 - z, cand))
+
+    def call(self, inputs, states, training=None):
+        h = states[0] if isinstance(states, (list, tuple)) else states
+        h = self.step(self.project(inputs), h)
+        return h, [h]
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": _act.serialize(self.activation),
+                "recurrent_activation": _act.serialize(self.recurrent_activation), "use_bias": self.use_bias,
+                "reset_after": self.reset_after}
+
+
+class _RNN(Layer):
+    _cell_cls = None
+
+    def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+                 unroll=False, **kwargs):
+        base_keys = ("trainable", "name", "dtype", "input_shape", "batch_input_shape", "input_dim", "batch_size")
+        base = {k: kwargs.pop(k) for k in base_keys if k in kwargs}
+        super().__init__(**base)
+        if stateful:
+            raise ValueError("stateful=True is not supported: pass initial_state and keep the returned states")
+        self.units = int(units)
+        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
+        self.go_backwards, self.unroll = bool(go_backwards), bool(unroll)
+        self.cell = self._cell_cls(units, name=f"{self.name}_cell", **kwargs)
+        self.input_spec = InputSpec(ndim=3)
+
+    def build(self, input_shape):
+        self.cell.build((input_shape[0], input_shape[-1]))
+        self.input_spec = InputSpec(ndim=3, axes={-1: int(input_shape[-1])})
+
+    def _masks(self, inputs, training):
+        """Dropout masks fixed for the whole sequence (inputs and recurrent state), as Keras."""
+        cell = self.cell
+        b, t, f = inputs._shape
+        if training and cell.dropout > 0.0:
+            inputs = K.dropout(inputs, rate=cell.dropout, noise_shape=(b, 1, f))
+        rmask = None
+        if training and cell.recurrent_dropout > 0.0:
+            rmask = K.dropout(K.ones((b, self.units), self.dtype), rate=cell.recurrent_dropout)
+        return inputs, rmask
+
+    def _steps(self, inputs):
+        b, t, f = inputs._shape
+        # one matmul projects every time step; then (time, batch, 4u) split into steps
+        xw = self._project(K.reshape(inputs, (b * t, f)))
+        xw = K.transpose(K.reshape(xw, (b, t, xw._shape[-1])), (1, 0, 2))
+        steps = K.unstack(xw, axis=0) if t else []
+        return steps[::-1] if self.go_backwards else steps
+
+    def _zeros(self, b):
+        return K.zeros((b, self.units), self.dtype)
+
+    def compute_output_shape(self, input_shape):
+        b, t = input_shape[0], input_shape[1]
+        out = (b, t, self.units) if self.return_sequences else (b, self.units)
+        if self.return_state:
+            return [out] + [(b, self.units)] * self._n_states
+        return out
+
+    def _finish(self, outputs, last, states):
+        if self.return_sequences:
+            out = K.stack(outputs, axis=1) if outputs else K.zeros((states[0]._shape[0], 0, self.units), self.dtype)
+        else:
+            out = last
+        return [out] + list(states) if self.return_state else out
+
+    def get_config(self):
+        cfg = {**super().get_config(), **self.cell.get_config(), "return_sequences": self.return_sequences,
+               "return_state": self.return_state, "go_backwards": self.go_backwards}
+        cfg["name"] = self.name
+        return cfg
+
+
+class LSTM(_RNN):
+    """Long short-term memory over (batch, time, features) inputs.
+
+    Returns the last output (batch, units), or every output (batch, time, units) with
+    ``return_sequences=True``; ``return_state=True`` adds the final ``h`` and ``c``.
+    Weights: kernel (features, 4 * units), recurrent_kernel (units, 4 * units), bias (4 * units).
+
+    >>> import tapeflow as tf
+    >>> lstm = tf.keras.layers.LSTM(8, return_sequences=True)
+    >>> lstm(tf.ones([2, 5, 3])).shape, lstm.count_params()
+    (TensorShape([2, 5, 8]), 384)
+    """
+
+    _cell_cls = LSTMCell
+    _n_states = 2
+
+    def _project(self, x):
+        cell = self.cell
+        xw = K.matmul(x, cell.kernel.read_value())
+        return xw if cell.bias is None else K.add(xw, cell.bias.read_value())
+
+    def call(self, inputs, initial_state=None, training=None):
+        b = inputs._shape[0]
+        if initial_state is None:
+            h = c = self._zeros(b)
+        else:
+            h, c = initial_state
+        cell = self.cell
+        inputs, rmask = self._masks(inputs, training)
+        outputs = []
+        for xw in self._steps(inputs):
+            h, c = cell.step(xw, h if rmask is None else K.multiply(h, rmask), c)
+            if self.return_sequences:
+                outputs.append(h)
+        return self._finish(outputs, h, (h, c))
+
+
+class GRU(_RNN):
+    """Gated recurrent unit over (batch, time, features) inputs (``reset_after=True`` by default, as Keras).
+
+    Weights: kernel (features, 3 * units), recurrent_kernel (units, 3 * units), bias (2, 3 * units).
+
+    >>> import tapeflow as tf
+    >>> gru = tf.keras.layers.GRU(8)
+    >>> gru(tf.ones([2, 5, 3])).shape, gru.count_params()
+    (TensorShape([2, 8]), 312)
+    """
+
+    _cell_cls = GRUCell
+    _n_states = 1
+
+    def _project(self, x):
+        return self.cell.project(x)
+
+    def call(self, inputs, initial_state=None, training=None):
+        b = inputs._shape[0]
+        if initial_state is None:
+            h = self._zeros(b)
+        else:
+            h = initial_state[0] if isinstance(initial_state, (list, tuple)) else initial_state
+        cell = self.cell
+        inputs, rmask = self._masks(inputs, training)
+        outputs = []
+        for xw in self._steps(inputs):
+            h = cell.step(xw, h, rmask)
+            if self.return_sequences:
+                outputs.append(h)
+        return self._finish(outputs, h, (h,))

@@ -1,0 +1,756 @@
+"""Model (subclass it and write ``call``), Sequential, and the training loop:
+``compile``, ``fit`` (arrays or a tapeflow Dataset, with a progress bar and callbacks),
+``evaluate``, ``predict``, ``summary``, ``save_weights``/``load_weights``.
+
+>>> import numpy as np
+>>> import tapeflow as tf
+>>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+>>> model.compile(optimizer=tf.optimizers.SGD(0.1), loss="mse")
+>>> x = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]], np.float32)
+>>> h = model.fit(x, x.sum(1, keepdims=True), epochs=200, verbose=0)
+>>> bool(h.history["loss"][-1] < 1e-3)
+True
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.tensor import Tensor
+from tapeflow.core.variables import Variable
+
+from . import _ops as K
+from . import callbacks as _cb
+from . import losses as _losses
+from . import metrics as _metrics
+from . import optimizers as _optimizers
+from .layers.base import InputLayer, Layer, _bump, _shape_of
+
+
+class Model(Layer):
+    """A layer with training and saving: subclass it, create layers in ``__init__``, use them in ``call``.
+
+    >>> import tapeflow as tf
+    >>> class MNISTModel(tf.keras.Model):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.dense1 = tf.keras.layers.Dense(units=10)
+    ...         self.dense2 = tf.keras.layers.Dense(units=10)
+    ...     def call(self, input):
+    ...         result = self.dense1(input)
+    ...         result = self.dense2(result)
+    ...         result = self.dense2(result)  # reuse variables from dense2 layer
+    ...         return result
+    >>> model = MNISTModel()
+    >>> batch = tf.zeros([1, 1, 784])
+    >>> print(batch.shape)
+    (1, 1, 784)
+    >>> model(batch).numpy().tolist()
+    [[[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]]
+    >>> len(model.variables)
+    4
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args or "inputs" in kwargs or "outputs" in kwargs:
+            raise TypeError("tapeflow runs eagerly and has no functional Model(inputs, outputs): subclass "
+                            "tf.keras.Model and write call(), or use tf.keras.Sequential")
+        super().__init__(**kwargs)
+        d = self.__dict__
+        d["optimizer"] = None
+        d["compiled_loss"] = None
+        d["compiled_metrics"] = []
+        d["_compiled"] = False
+        d["stop_training"] = False
+        d["history"] = None
+        d["_loss_tracker"] = None
+
+    # -- building -------------------------------------------------------------------------------
+    def build(self, input_shape=None):
+        """Create the weights by running ``call`` once on zeros of ``input_shape`` (unknown sizes as 1)."""
+        if input_shape is None:
+            raise ValueError(f'model "{self.name}" needs an input shape to build, e.g. build((None, 784))')
+        if type(self).call is Model.call:
+            self.__dict__["built"] = True
+            return
+        shape = tuple(1 if d is None else int(d) for d in input_shape)
+        with K.no_record():
+            self(K.zeros(shape, self.dtype))
+        self.__dict__["built"] = True
+        self.__dict__["_in_shape"] = tuple(input_shape)
+
+    def _maybe_build(self, x):
+        # a subclassed model builds as its layers run
+        self.__dict__["_in_shape"] = _shape_of(x)
+
+    def __call__(self, *args, **kwargs):
+        out = super().__call__(*args, **kwargs)
+        self.__dict__["built"] = True
+        return out
+
+    # -- summary ----------------------------------------------------------------------------------
+    def _summary_rows(self):
+        rows = []
+        for layer in self._lists()[4]:
+            shape = layer._out_shape
+            shown = "?" if shape is None else str((None,) + tuple(shape[1:]))
+            rows.append((f"{layer.name} ({type(layer).__name__})", shown, _count(layer.weights)))
+        return rows
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False):
+        """Print each layer with its output shape and parameter count, then the totals (as Keras).
+
+        >>> import tapeflow as tf
+        >>> tf.keras.backend.clear_session()
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(10, input_shape=(784,)), tf.keras.layers.Dense(10)])
+        >>> model.summary()
+        Model: "sequential"
+        _________________________________________________________________
+         Layer (type)                Output Shape              Param #
+        =================================================================
+         dense (Dense)               (None, 10)                7,850
+         dense_1 (Dense)             (None, 10)                110
+        =================================================================
+        Total params: 7,960
+        Trainable params: 7,960
+        Non-trainable params: 0
+        _________________________________________________________________
+        """
+        if not self.built and not self.weights:
+            raise ValueError(f'model "{self.name}" has not yet been built: build it first by calling build() or '
+                             "by calling the model on a batch of data")
+        print_fn = print_fn or print
+        width = line_length or 65
+        pos = [int(width * p) for p in (positions or (0.45, 0.85, 1.0))]
+        lines = [f'Model: "{self.name}"', "_" * width,
+                 _cols([" Layer (type)", "Output Shape", "Param #"], pos), "=" * width]
+        for name, shape, n in self._summary_rows():
+            lines.append(_cols([f" {name}", shape, f"{n:,}"], pos))
+        trainable = _count(self.trainable_variables)
+        non = _count(self.non_trainable_variables)
+        lines += ["=" * width, f"Total params: {trainable + non:,}", f"Trainable params: {trainable:,}",
+                  f"Non-trainable params: {non:,}", "_" * width]
+        for line in lines:
+            print_fn(line.rstrip())
+
+    # -- compile ------------------------------------------------------------------------------------
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
+                run_eagerly=None, steps_per_execution=1, jit_compile=None, **kwargs):
+        """Set the optimizer, the loss and the metrics for ``fit`` and ``evaluate``.
+
+        ``loss`` and each metric may be a name (``"sparse_categorical_crossentropy"``,
+        ``"accuracy"``), an object or a function; ``"accuracy"`` picks the binary, categorical
+        or sparse form from the loss (or the shapes), as Keras does.
+        """
+        d = self.__dict__
+        d["optimizer"] = _optimizers.get(optimizer)
+        d["compiled_loss"] = _losses.get(loss) if loss is not None else None
+        d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + \
+            [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(weighted_metrics)]
+        d["_loss_tracker"] = _metrics.Mean(name="loss")
+        d["_compiled"] = True
+
+    @property
+    def metrics(self) -> list:
+        """The loss tracker and the compiled metrics."""
+        out = [self._loss_tracker] if self._loss_tracker is not None else []
+        return out + [m for m in self.compiled_metrics]
+
+    @property
+    def metrics_names(self) -> list:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self):
+        for m in self.metrics:
+            m.reset_state()
+
+    def _need_compiled(self, what):
+        if not self._compiled:
+            raise RuntimeError(f"you must compile the model before {what}: model.compile(optimizer, loss, metrics)")
+        if self.compiled_loss is None and what != "predicting":
+            raise RuntimeError(f"compile() was called without a loss; {what} needs one")
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        """The compiled loss plus the layers' extra losses (regularization, ``add_loss``)."""
+        loss = self.compiled_loss(y, y_pred, sample_weight)
+        extra = self.losses
+        if extra:
+            loss = K.add(loss, K.add_n([K.cast(e, loss.dtype) if e.dtype != loss.dtype else e for e in extra]))
+        return loss
+
+    def _update_metrics(self, loss, y, y_pred, sample_weight, batch_size):
+        with K.no_record():
+            self._loss_tracker.update_state(loss, sample_weight=batch_size)
+            for m in self.compiled_metrics:
+                m.update_state(y, y_pred, sample_weight=sample_weight)
+
+    def _logs(self):
+        return {m.name: float(m.result()) for m in self.metrics}
+
+    # -- steps -------------------------------------------------------------------------------------
+    def train_step(self, data):
+        """One optimization step on a batch ``data`` = (x, y) or (x, y, sample_weight); returns the logs."""
+        from tapeflow.autodiff import GradientTape
+
+        x, y, sw = unpack(data)
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sw)
+        tvars = self.trainable_variables
+        grads = tape.gradient(loss, tvars)
+        self.optimizer.apply_gradients(zip(grads, tvars))
+        self._update_metrics(loss, y, y_pred, sw, _batch_size(x))
+        return self.metrics
+
+    def test_step(self, data):
+        """Loss and metrics on a batch without training; returns the metrics."""
+        x, y, sw = unpack(data)
+        with K.no_record():
+            y_pred = self(x, training=False)
+            loss = self.compute_loss(x, y, y_pred, sw)
+        self._update_metrics(loss, y, y_pred, sw, _batch_size(x))
+        return self.metrics
+
+    def predict_step(self, data):
+        x, _, _ = unpack(data)
+        with K.no_record():
+            return self(x, training=False)
+
+    # -- loops ---------------------------------------------------------------------------------------
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, seed=None):
+        """Train for ``epochs`` over arrays ``x``, ``y`` (in batches of ``batch_size``, shuffled each epoch)
+        or over a dataset of (x, y) batches (a tapeflow ``Dataset`` or any iterable).
+
+        Shows a progress bar (steps, time, loss, metrics) with ``verbose=1``; runs ``callbacks``;
+        evaluates ``validation_data`` (or the last ``validation_split`` of the arrays) after each
+        epoch.  Returns a History whose ``history`` maps each log name to its values per epoch.
+        """
+        self._need_compiled("training")
+        if class_weight is not None:
+            raise ValueError("class_weight is not supported: pass per-example sample_weight instead")
+        if validation_split and validation_data is None:
+            if _is_dataset(x):
+                raise ValueError("validation_split needs array inputs; pass validation_data with a dataset")
+            (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
+        train = DataAdapter(x, y, sample_weight, batch_size, steps_per_epoch, shuffle=shuffle, seed=seed)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        history = _cb.History()
+        cbs = _cb.CallbackList(_as_list(callbacks) + [history])
+        if verbose:
+            cbs.callbacks.insert(0, _cb.ProgbarLogger(verbose))
+        cbs.set_model(self)
+        cbs.set_params({"epochs": epochs, "steps": train.steps, "verbose": verbose})
+        self.__dict__["stop_training"] = False
+        cbs.on_train_begin()
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            cbs.on_epoch_begin(epoch)
+            done = 0
+            for step, data in enumerate(train.epoch()):
+                cbs.on_train_batch_begin(step)
+                self.train_step(data)
+                logs = self._logs()
+                cbs.on_train_batch_end(step, logs)
+                done = step + 1
+                if self.stop_training:
+                    break
+            train.seen_epoch(done)
+            logs = self._logs()
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                val = self.evaluate(**_val_args(validation_data), steps=validation_steps, verbose=0,
+                                    return_dict=True,
+                                    batch_size=None if _is_dataset(validation_data) else
+                                    (validation_batch_size or batch_size))
+                logs.update({f"val_{k}": v for k, v in val.items()})
+            cbs.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        cbs.on_train_end(logs)
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False):
+        """The loss and metrics over ``x``, ``y`` (or a dataset): a scalar loss, a list, or a dict."""
+        self._need_compiled("evaluating")
+        data = DataAdapter(x, y, sample_weight, batch_size, steps, shuffle=False)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        cbs = _cb.CallbackList(_as_list(callbacks), model=self)
+        self.reset_metrics()
+        cbs.on_test_begin()
+        bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
+        n = 0
+        for n, batch in enumerate(data.epoch(), 1):
+            cbs.on_test_batch_begin(n - 1)
+            self.test_step(batch)
+            if bar is not None:
+                bar.update(n, list(self._logs().items()), finalize=False)
+            cbs.on_test_batch_end(n - 1)
+        logs = self._logs()
+        if bar is not None:
+            bar.target = n
+            bar.update(n, list(logs.items()), finalize=True)
+        cbs.on_test_end(logs)
+        if return_dict:
+            return logs
+        vals = list(logs.values())
+        return vals[0] if len(vals) == 1 else vals
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs over ``x`` (arrays or a dataset), batch by batch, as one NumPy array."""
+        data = DataAdapter(x, None, None, batch_size, steps, shuffle=False)
+        verbose = 1 if verbose == "auto" else int(verbose)
+        bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
+        outs = []
+        for n, batch in enumerate(data.epoch(), 1):
+            out = self.predict_step(batch)
+            outs.append(_to_numpy(out))
+            if bar is not None:
+                bar.update(n, finalize=False)
+        if bar is not None:
+            bar.target = len(outs)
+            bar.update(len(outs), finalize=True)
+        if not outs:
+            raise ValueError("predict() got no data")
+        if isinstance(outs[0], (list, tuple)):
+            return type(outs[0])(np.concatenate([o[i] for o in outs]) for i in range(len(outs[0])))
+        return np.concatenate(outs)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """One training step on one batch; returns the loss (and metrics) for that batch."""
+        self._need_compiled("training")
+        self.reset_metrics()
+        self.train_step((_tensor(x), _tensor(y), None if sample_weight is None else _tensor(sample_weight)))
+        logs = self._logs()
+        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """Loss (and metrics) on one batch, without training."""
+        self._need_compiled("evaluating")
+        self.reset_metrics()
+        self.test_step((_tensor(x), _tensor(y), None if sample_weight is None else _tensor(sample_weight)))
+        logs = self._logs()
+        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
+
+    def predict_on_batch(self, x):
+        """The model's outputs for one batch, as a NumPy array."""
+        return _to_numpy(self.predict_step((_tensor(x), None, None)))
+
+    # -- weights on disk -------------------------------------------------------------------------------
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+        """Write every variable of the model to a safetensors checkpoint (``.safetensors`` appended if missing).
+
+        >>> import tempfile
+        >>> import tapeflow as tf
+        >>> m = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+        >>> path = tempfile.mkdtemp() + "/w.safetensors"
+        >>> m.save_weights(path)
+        >>> m2 = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+        >>> _ = m2.load_weights(path)
+        >>> bool((m2.weights[0].numpy() == m.weights[0].numpy()).all())
+        True
+        """
+        import os
+
+        from . import train
+
+        if not overwrite and os.path.exists(train._file(filepath)):
+            raise FileExistsError(f"{train._file(filepath)!r} exists and overwrite=False")
+        train.save_into(self, filepath)
+
+    def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
+        """Restore the weights written by ``save_weights`` (into an unbuilt model: when it builds).
+
+        A mismatched or damaged file raises before any weight changes.
+        """
+        from . import train
+
+        return train.restore_into(self, filepath)
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable}
+
+
+class Sequential(Model):
+    """A stack of layers, each feeding the next.  With an input shape (``input_shape=`` on the first layer,
+    or a ``tf.keras.Input`` first) it is built at once; otherwise on its first call.
+
+    >>> import tapeflow as tf
+    >>> model = tf.keras.Sequential([
+    ...   tf.keras.layers.Dense(10, input_shape=(784,)),  # must declare input shape
+    ...   tf.keras.layers.Dense(10)
+    ... ])
+    >>> model.built, [tuple(v.shape) for v in model.trainable_variables]
+    (True, [(784, 10), (10,), (10, 10), (10,)])
+    """
+
+    def __init__(self, layers=None, name=None, trainable=True):
+        super().__init__(name=name, trainable=trainable)
+        self.__dict__["_layer_list"] = []
+        self.__dict__["_input_layer"] = None
+        for layer in layers or ():
+            self.add(layer)
+
+    def add(self, layer):
+        """Append a layer (builds the model when the input shape is known)."""
+        if isinstance(layer, InputLayer):
+            if self._layer_list:
+                raise ValueError("an Input must be the first layer of a Sequential model")
+            self.__dict__["_input_layer"] = layer
+            self.build(layer._batch_input_shape)
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential takes layers, got {type(layer).__name__}")
+        self._layer_list.append(layer)
+        _bump()
+        shape = None
+        if self._input_layer is not None:
+            shape = self._input_layer._batch_input_shape
+        elif self._layer_list[0]._batch_input_shape is not None:
+            shape = self._layer_list[0]._batch_input_shape
+        if shape is not None:
+            self.build(shape)
+        else:
+            self.__dict__["built"] = False
+
+    def pop(self):
+        """Remove the last layer."""
+        if not self._layer_list:
+            raise IndexError("there is no layer to pop")
+        layer = self._layer_list.pop()
+        _bump()
+        return layer
+
+    @property
+    def layers(self) -> list:
+        return list(self._layer_list)
+
+    def _tracked_children(self):
+        own, subs = super()._tracked_children()
+        return own, [s for s in subs if not isinstance(s, InputLayer)]
+
+    def _checkpoint_children(self):
+        for i, layer in enumerate(self._layer_list):
+            yield f"layers/{i}", layer
+        for k, v in self.__dict__.items():
+            if isinstance(v, Variable):
+                yield k, v
+
+    def build(self, input_shape=None):
+        """Build every layer by passing shapes through them (no data runs)."""
+        if input_shape is None:
+            raise ValueError(f'Sequential model "{self.name}" needs an input shape to build, e.g. build((None, 784))')
+        shape = tuple(input_shape)
+        self.__dict__["_in_shape"] = shape
+        shapes = []
+        for layer in self._layer_list:
+            if not layer.built:
+                layer.build(_tshape(shape))
+                layer.__dict__["built"] = True
+                layer.__dict__["_in_shape"] = shape
+            shape = tuple(layer.compute_output_shape(shape))
+            shapes.append(shape)
+        self.__dict__["_shapes"] = shapes
+        self.__dict__["built"] = True
+        _bump()
+
+    def call(self, inputs, training=None):
+        x = inputs
+        for layer in self._layer_list:
+            x = layer(x, training=training)
+        return x
+
+    def compute_output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        for layer in self._layer_list:
+            shape = tuple(layer.compute_output_shape(shape))
+        return shape
+
+    def _summary_rows(self):
+        rows = []
+        shapes = self.__dict__.get("_shapes")
+        if shapes is None or len(shapes) != len(self._layer_list):
+            in_shape = self.__dict__.get("_in_shape")
+            shapes = [None] * len(self._layer_list)
+            if in_shape is not None:
+                s = (None,) + tuple(in_shape[1:])
+                shapes = []
+                for layer in self._layer_list:
+                    s = tuple(layer.compute_output_shape(s))
+                    shapes.append(s)
+        for layer, shape in zip(self._layer_list, shapes):
+            rows.append((f"{layer.name} ({type(layer).__name__})", "?" if shape is None else _shape_str(shape),
+                         _count(layer.weights)))
+        return rows
+
+    def get_config(self):
+        return {"name": self.name, "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
+                                              for layer in self._layer_list]}
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+def _tshape(shape):
+    from tapeflow.core.tensor import TensorShape
+
+    return TensorShape(shape)
+
+
+def _shape_str(shape):
+    if isinstance(shape, list):
+        return ", ".join(_shape_str(s) for s in shape)
+    return str((None,) + tuple(shape[1:])) if shape else "()"
+
+
+def _cols(fields, pos):
+    line = ""
+    for i, f in enumerate(fields):
+        start = 0 if i == 0 else pos[i - 1]
+        line = line[:start].ljust(start) + str(f)
+        line = line[:pos[i]].ljust(pos[i]) if i < len(fields) - 1 else line
+    return line
+
+
+def _count(variables) -> int:
+    n = 0
+    for v in variables:
+        s = 1
+        for d in v.shape:
+            s *= int(d)
+        n += s
+    return n
+
+
+def _as_list(x):
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    if isinstance(x, dict):
+        raise ValueError("per-output dicts of metrics are not supported (models here have one output)")
+    return [x]
+
+
+def _resolve_metric(m, loss):
+    if isinstance(m, str) and m in ("accuracy", "acc"):
+        if isinstance(loss, _losses.SparseCategoricalCrossentropy):
+            return _metrics.SparseCategoricalAccuracy(name=m)
+        if isinstance(loss, _losses.CategoricalCrossentropy):
+            return _metrics.CategoricalAccuracy(name=m)
+        if isinstance(loss, _losses.BinaryCrossentropy):
+            return _metrics.BinaryAccuracy(name=m)
+        return _AutoAccuracy(name=m)
+    return _metrics.get(m)
+
+
+class _AutoAccuracy(_metrics.Mean):
+    """"accuracy" for a loss that does not say which: binary, categorical or sparse by the shapes."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = _tensor(y_pred)
+        y_true = _tensor(y_true)
+        rp, rt = len(y_pred.shape), len(y_true.shape)
+        if y_pred.shape and y_pred.shape[-1] == 1:
+            fn = _metrics.binary_accuracy
+        elif rt < rp or (rt == rp and y_true.shape[-1] == 1):
+            fn = _metrics.sparse_categorical_accuracy
+        elif y_pred.dtype.is_floating and rt == rp and y_pred.shape[-1] > 1:
+            fn = _metrics.categorical_accuracy
+        else:
+            fn = _metrics.accuracy
+        super().update_state(fn(y_true, y_pred), sample_weight=sample_weight)
+
+
+def _tensor(x):
+    if x is None or isinstance(x, Tensor):
+        return x
+    if isinstance(x, Variable):
+        return x.read_value()
+    if isinstance(x, (list, tuple)) and x and all(isinstance(e, (np.ndarray, Tensor)) for e in x):
+        return type(x)(_tensor(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _tensor(v) for k, v in x.items()}
+    arr = np.asarray(x)
+    if arr.dtype == np.float64:
+        arr = arr.astype(np.float32)
+    return K.constant(arr)
+
+
+def _to_numpy(out):
+    if isinstance(out, (list, tuple)):
+        return type(out)(_to_numpy(o) for o in out)
+    return np.array(out)
+
+
+def unpack(data):
+    """(x, y, sample_weight) from a batch: ``x``, ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)``."""
+    if isinstance(data, tuple):
+        if len(data) == 1:
+            return data[0], None, None
+        if len(data) == 2:
+            return data[0], data[1], None
+        if len(data) == 3:
+            return data
+        raise ValueError(f"a batch must be x, (x,), (x, y) or (x, y, sample_weight); got a tuple of {len(data)}")
+    if isinstance(data, list) and len(data) in (2, 3) and not isinstance(data[0], (int, float)):
+        return unpack(tuple(data))
+    return data, None, None
+
+
+def _batch_size(x):
+    while isinstance(x, (list, tuple)):
+        x = x[0]
+    if isinstance(x, dict):
+        x = next(iter(x.values()))
+    return int(x.shape[0]) if getattr(x, "shape", None) else 1
+
+
+def _is_dataset(x) -> bool:
+    try:
+        from tapeflow.data import Dataset
+    except ImportError:
+        Dataset = None
+    if Dataset is not None and isinstance(x, Dataset):
+        return True
+    if isinstance(x, (np.ndarray, Tensor, Variable, list, tuple, dict, str, bytes)) or x is None:
+        return False
+    return hasattr(x, "__iter__")
+
+
+def _split(x, y, sw, fraction):
+    n = _num(x)
+    cut = int(math.floor(n * (1.0 - fraction)))
+    if cut <= 0 or cut >= n:
+        raise ValueError(f"validation_split={fraction} leaves no training or no validation data ({n} examples)")
+
+    def part(a, s):
+        return None if a is None else _map(lambda t: np.asarray(t)[s], a)
+
+    return (part(x, slice(0, cut)), part(y, slice(0, cut)), part(sw, slice(0, cut))), \
+        (part(x, slice(cut, None)), part(y, slice(cut, None)), part(sw, slice(cut, None)))
+
+
+def _val_args(v):
+    if _is_dataset(v):
+        return {"x": v}
+    if isinstance(v, tuple) and len(v) in (2, 3):
+        return {"x": v[0], "y": v[1], "sample_weight": v[2] if len(v) == 3 else None}
+    raise ValueError("validation_data must be (x, y), (x, y, sample_weight) or a dataset")
+
+
+def _map(fn, x):
+    if isinstance(x, (list, tuple)) and not (x and isinstance(x[0], (int, float))):
+        return type(x)(_map(fn, e) for e in x)
+    if isinstance(x, dict):
+        return {k: _map(fn, v) for k, v in x.items()}
+    return fn(x)
+
+
+def _num(x):
+    while isinstance(x, (list, tuple)) and x and not isinstance(x[0], (int, float)):
+        x = x[0]
+    if isinstance(x, dict):
+        x = next(iter(x.values()))
+    return int(np.shape(x)[0])
+
+
+class DataAdapter:
+    """Batches for the loops: from arrays (sliced, shuffled each epoch) or from a dataset (iterated)."""
+
+    def __init__(self, x, y, sample_weight, batch_size, steps, shuffle=False, seed=None):
+        self._dataset = _is_dataset(x)
+        self._steps_arg = steps
+        self._iter = None
+        if self._dataset:
+            if y is not None:
+                raise ValueError("y must not be given when x is a dataset (it yields (x, y) batches)")
+            if batch_size is not None:
+                raise ValueError("batch_size must not be given when x is a dataset (batch the dataset instead)")
+            self.ds = x
+            self.steps = steps if steps is not None else _cardinality(x)
+            return
+        if x is None:
+            raise ValueError("no input data: pass x (arrays or a dataset)")
+        self.x = _map(_host, x)
+        self.y = None if y is None else _map(_host, y)
+        self.sw = None if sample_weight is None else _map(_host, sample_weight)
+        self.n = _num(self.x)
+        if self.y is not None and _num(self.y) != self.n:
+            raise InvalidArgumentError(f"x has {self.n} examples but y has {_num(self.y)}; allowed: the same "
+                                       "number", "Fit")
+        self.batch_size = int(batch_size or 32)
+        if self.batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.shuffle = shuffle
+        self.rng = np.random.default_rng(seed)
+        full = max(1, -(-self.n // self.batch_size)) if self.n else 0
+        self.steps = min(full, steps) if steps is not None else full
+
+    def epoch(self):
+        if self._dataset:
+            if self._steps_arg is not None:
+                # a fixed number of steps continues one iterator across epochs (repeated datasets)
+                if self._iter is None:
+                    self._iter = iter(self.ds)
+                for _ in range(self._steps_arg):
+                    try:
+                        yield _batch(next(self._iter))
+                    except StopIteration:
+                        self._iter = None
+                        return
+                return
+            for b in self.ds:
+                yield _batch(b)
+            return
+        idx = self.rng.permutation(self.n) if self.shuffle and self.shuffle != "batch" else None
+        for i in range(self.steps):
+            s = slice(i * self.batch_size, min(self.n, (i + 1) * self.batch_size))
+            sel = idx[s] if idx is not None else s
+
+            def take(a, sel=sel):
+                return K.constant(a[sel])
+
+            yield (_map(take, self.x), None if self.y is None else _map(take, self.y),
+                   None if self.sw is None else _map(take, self.sw))
+
+    def seen_epoch(self, steps):
+        if self._dataset and self.steps is None and steps:
+            self.steps = steps
+
+
+def _host(a):
+    if isinstance(a, Variable):
+        a = a.read_value()
+    arr = np.asarray(a)
+    if arr.dtype == np.float64:
+        arr = arr.astype(np.float32)  # Python/NumPy float64 data trains in float32, as Keras casts it
+    return arr
+
+
+def _batch(b):
+    if isinstance(b, dict) and not all(isinstance(v, (np.ndarray, Tensor)) for v in b.values()):
+        return b
+    if isinstance(b, (tuple, list)):
+        return tuple(_tensor(e) if not isinstance(e, (tuple, list, dict)) else _map(_tensor, e) for e in b)
+    return _tensor(b)
+
+
+def _cardinality(ds):
+    for attr in ("cardinality",):
+        f = getattr(ds, attr, None)
+        if f is not None:
+            try:
+                n = int(f())
+            except Exception:
+                n = -1
+            if n >= 0:
+                return n
+    try:
+        return len(ds)
+    except TypeError:
+        return None
+

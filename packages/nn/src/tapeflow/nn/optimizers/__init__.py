@@ -1,0 +1,444 @@
+"""Optimizers (``tf.optimizers``, ``tf.keras.optimizers``): SGD, Adam, AdamW, RMSprop, Adagrad.
+
+Every update step is Keras 3's (and so TensorFlow's) rule, computed with tapeflow ops;
+an optimizer's state (``iterations`` and one or more slots per variable) lives in
+variables, so checkpoints hold it.
+
+>>> import tapeflow as tf
+>>> w = tf.Variable(2.0)
+>>> opt = tf.optimizers.SGD(learning_rate=0.1)
+>>> _ = opt.apply_gradients([(tf.constant(1.0), w)])
+>>> round(float(w), 6), int(opt.iterations)
+(1.9, 1)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.tensor import Tensor
+from tapeflow.core.variables import Variable
+
+from .. import _ops as K
+from ..layers import base as _base
+from . import schedules  # noqa: F401
+from .schedules import LearningRateSchedule
+
+_f32 = np.float32
+
+
+def _as_grad(g, v):
+    if type(g) is not Tensor:
+        g = g.read_value() if isinstance(g, Variable) else K.convert_to_tensor(g)
+    if g.dtype is not v.dtype:
+        g = K.cast(g, v.dtype)
+    if g._shape != v._value._shape:
+        raise InvalidArgumentError(f"gradient of shape {tuple(g.shape)} for variable {v.name!r} of shape "
+                                   f"{tuple(v.shape)}; allowed: a gradient of the variable's shape",
+                                   "ApplyGradients")
+    return g
+
+
+class Optimizer:
+    """Base class: ``apply_gradients(zip(grads, variables))`` runs one update step.
+
+    Subclasses name their slots (``_slot_names``) and define ``_update(grad, var, slots, lr)``;
+    ``clipnorm`` (per gradient), ``global_clipnorm`` (all gradients together) and
+    ``clipvalue`` clip gradients first, and ``weight_decay`` shrinks each variable by
+    ``var * weight_decay * lr`` before the update, as Keras does.
+    """
+
+    _slot_names: tuple = ()
+
+    def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 name=None, **kwargs):
+        kwargs.pop("use_locking", None)
+        if "lr" in kwargs:
+            learning_rate = kwargs.pop("lr")
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword argument(s): "
+                            f"{', '.join(sorted(kwargs))}")
+        if sum(x is not None for x in (clipnorm, global_clipnorm)) > 1:
+            raise ValueError("only one of clipnorm and global_clipnorm can be set")
+        self.name = name or _base._snake(type(self).__name__)
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iterations")
+        self._slots = {}  # variable -> {slot name: variable}
+        self._order = []  # variables in the order their slots were made
+        self._exclude_wd = set()
+
+    # -- learning rate ---------------------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The rate for the next step (a schedule is evaluated at ``iterations``); assignable."""
+        lr = self._lr
+        if isinstance(lr, LearningRateSchedule) or (callable(lr) and not isinstance(lr, Variable)):
+            return float(lr(int(self.iterations)))
+        return float(lr)
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if isinstance(value, (Tensor, Variable)):
+            value = float(value)
+        self._lr = value
+
+    lr = learning_rate
+
+    # -- slots -------------------------------------------------------------------------------
+    def _slot_init(self, name, var):
+        return K.zeros(tuple(var.shape), var.dtype)
+
+    def _get_slots(self, var):
+        slots = self._slots.get(var)
+        if slots is None:
+            slots = {}
+            for n in self._slot_names:
+                base = var.name[:-2] if var.name.endswith(":0") else var.name
+                slots[n] = Variable(self._slot_init(n, var), trainable=False, name=f"{self.name}/{base}_{n}")
+            self._slots[var] = slots
+            self._order.append(var)
+            if _base._PENDING_RESTORES:
+                from .. import train
+
+                train._run_deferred()
+        return slots
+
+    def get_slot(self, var, name):
+        """The slot variable ``name`` (e.g. ``"momentum"``) of ``var``."""
+        return self._get_slots(var)[name]
+
+    def get_slot_names(self):
+        return list(self._slot_names)
+
+    def build(self, var_list):
+        """Create the slots of every variable now (they are otherwise made on the first update)."""
+        for v in var_list:
+            self._get_slots(v)
+
+    @property
+    def variables(self) -> list:
+        """``iterations`` and every slot variable."""
+        out = [self.iterations]
+        for v in self._order:
+            out.extend(self._slots[v].values())
+        return out
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Variables (or names containing one of ``var_names``) that weight decay leaves alone."""
+        for v in var_list or ():
+            self._exclude_wd.add(id(v))
+        self._exclude_names = tuple(var_names or ())
+
+    # -- clipping --------------------------------------------------------------------------------
+    def _clip(self, grads):
+        if self.clipnorm is not None and self.clipnorm > 0:
+            c = float(self.clipnorm)
+            return [K.truediv(K.multiply(g, c), K.maximum(K.sqrt(K.reduce_sum(K.square(g))), c)) for g in grads]
+        if self.global_clipnorm is not None and self.global_clipnorm > 0:
+            c = float(self.global_clipnorm)
+            norm = K.sqrt(K.add_n([K.reduce_sum(K.square(K.cast(g, K.float32) if g.dtype != K.float32 else g))
+                                   for g in grads]))
+            scale = c * K.minimum(1.0 / norm, 1.0 / c)
+            scale = scale + (norm - norm)  # NaN when the norm is not finite, as Keras
+            return [g * (scale if g.dtype == K.float32 else K.cast(scale, g.dtype)) for g in grads]
+        if self.clipvalue is not None and self.clipvalue > 0:
+            c = float(self.clipvalue)
+            return [K.clip_by_value(g, -c, c) for g in grads]
+        return grads
+
+    # -- updates ---------------------------------------------------------------------------------
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None, **kwargs):
+        """Apply one update to each variable from its gradient; pairs with a ``None`` gradient are skipped.
+
+        Returns ``iterations`` (incremented by one; ``global_step``, if given, too).
+        """
+        pairs = [(g, v) for g, v in grads_and_vars]
+        if pairs and all(g is None for g, _ in pairs):
+            raise InvalidArgumentError(f"no gradients provided for any variable: "
+                                       f"{[v.name for _, v in pairs][:10]}; allowed: at least one gradient "
+                                       "(is the loss connected to the variables?)", "ApplyGradients")
+        pairs = [(g, v) for g, v in pairs if g is not None]
+        with K.no_record():
+            if pairs:
+                for _, v in pairs:
+                    if not isinstance(v, Variable):
+                        raise InvalidArgumentError(f"can only update Variables, got {type(v).__name__}",
+                                                   "ApplyGradients")
+                grads = [_as_grad(g, v) for g, v in pairs]
+                variables = [v for _, v in pairs]
+                grads = self._clip(grads)
+                lr = self.learning_rate
+                self._prepare(lr)
+                if self.weight_decay:
+                    self._decay(variables, lr)
+                for g, v in zip(grads, variables):
+                    self._update(g, v, self._get_slots(v), lr)
+                    c = getattr(v, "constraint", None)
+                    if c is not None:
+                        v.assign(c(v))
+            self.iterations.assign_add(np.int64(1))
+            if global_step is not None:
+                global_step.assign_add(np.asarray(1, dtype=global_step.dtype.np))
+        return self.iterations
+
+    def apply(self, grads, trainable_variables):
+        """Keras 3's spelling: ``apply(grads, variables)``."""
+        return self.apply_gradients(zip(grads, trainable_variables))
+
+    def _decay(self, variables, lr):
+        wd = float(self.weight_decay)
+        names = getattr(self, "_exclude_names", ())
+        for v in variables:
+            if id(v) in self._exclude_wd or any(n in v.name for n in names):
+                continue
+            v.assign_sub(v.read_value() * _f32(wd) * _f32(lr))
+
+    def _prepare(self, lr):
+        """Per-step constants shared by every variable (e.g. Adam's bias correction)."""
+
+    def _update(self, grad, var, slots, lr):
+        raise TypeError(f"{type(self).__name__} must define _update(grad, var, slots, lr)")
+
+    def minimize(self, loss, var_list=None, tape=None, global_step=None, grad_loss=None, name=None):
+        """Differentiate ``loss`` (a function of no arguments, or a tensor recorded on ``tape``) and apply.
+
+        Without ``var_list`` it updates every trainable variable the loss read.  Returns the loss.
+
+        >>> import tapeflow as tf
+        >>> x = tf.Variable(3.0)
+        >>> opt = tf.optimizers.SGD(0.1)
+        >>> for _ in range(50):
+        ...     _ = opt.minimize(lambda: (x - 1.0) ** 2)
+        >>> round(float(x), 3)
+        1.0
+        """
+        from tapeflow.autodiff import GradientTape
+
+        if callable(loss):
+            with GradientTape() as t:
+                value = loss()
+            tape = t
+        else:
+            if tape is None:
+                raise ValueError("minimize() with a loss tensor needs the tape that recorded it: "
+                                 "minimize(loss, var_list, tape=tape), or pass a function")
+            value = loss
+        if callable(var_list):
+            var_list = var_list()
+        if var_list is None:
+            var_list = [v for v in tape.watched_variables() if getattr(v, "trainable", False)]
+        var_list = list(var_list)
+        grads = tape.gradient(value, var_list, output_gradients=grad_loss)
+        self.apply_gradients(zip(grads, var_list), global_step=global_step)
+        return value
+
+    def get_config(self) -> dict:
+        lr = self._lr
+        return {"name": self.name, "learning_rate": lr.get_config() if isinstance(lr, LearningRateSchedule) else lr,
+                "weight_decay": self.weight_decay, "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
+                "global_clipnorm": self.global_clipnorm}
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name} learning_rate={self._lr!r}>"
+
+
+class SGD(Optimizer):
+    """Gradient descent, with optional (Nesterov) momentum.
+
+    Without momentum: ``var -= lr * g``.  With momentum ``mu``:
+    ``m = mu * m - lr * g``, then ``var += m`` (or ``var += mu * m - lr * g`` with ``nesterov``).
+
+    >>> import tapeflow as tf
+    >>> w = tf.Variable(1.0)
+    >>> opt = tf.optimizers.SGD(0.1, momentum=0.9)
+    >>> for _ in range(2):
+    ...     _ = opt.apply_gradients([(tf.constant(1.0), w)])
+    >>> round(float(w), 6)
+    0.71
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
+        if not 0.0 <= momentum <= 1.0:
+            raise ValueError(f"momentum must be in [0, 1], got {momentum}")
+        self.momentum, self.nesterov = float(momentum), bool(nesterov)
+        self._slot_names = ("momentum",) if self.momentum else ()
+
+    def _update(self, g, var, slots, lr):
+        if not self.momentum:
+            var.assign_sub(K.multiply(g, _f32(lr)))
+            return
+        m = slots["momentum"]
+        mu = _f32(self.momentum)
+        step = K.multiply(g, _f32(lr))
+        m.assign(K.subtract(K.multiply(m.read_value(), mu), step))
+        if self.nesterov:
+            var.assign_add(K.subtract(K.multiply(m.read_value(), mu), step))
+        else:
+            var.assign_add(m.read_value())
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+
+
+class Adam(Optimizer):
+    """Adam: ``m += (g - m) * (1 - beta_1)``, ``v += (g**2 - v) * (1 - beta_2)``,
+    ``var -= m * alpha / (sqrt(v) + epsilon)`` with
+    ``alpha = lr * sqrt(1 - beta_2**t) / (1 - beta_1**t)`` at step t (``amsgrad`` keeps the running max of v).
+
+    >>> import tapeflow as tf
+    >>> w = tf.Variable(1.0)
+    >>> _ = tf.optimizers.Adam(0.1).apply_gradients([(tf.constant(2.0), w)])
+    >>> round(float(w), 4)
+    0.9
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = beta_1, beta_2, epsilon, bool(amsgrad)
+        self._slot_names = ("momentum", "velocity", "velocity_hat") if self.amsgrad else ("momentum", "velocity")
+
+    def _prepare(self, lr):
+        # in float32, as TensorFlow computes them
+        t = _f32(int(self.iterations) + 1)
+        b1p, b2p = _f32(self.beta_1) ** t, _f32(self.beta_2) ** t
+        self._alpha = _f32(lr) * np.sqrt(_f32(1) - b2p) / (_f32(1) - b1p)
+        self._c1, self._c2 = _f32(1) - _f32(self.beta_1), _f32(1) - _f32(self.beta_2)
+
+    def _update(self, g, var, slots, lr):
+        m, v = slots["momentum"], slots["velocity"]
+        m.assign_add(K.multiply(K.subtract(g, m.read_value()), self._c1))
+        v.assign_add(K.multiply(K.subtract(K.square(g), v.read_value()), self._c2))
+        vv = v.read_value()
+        if self.amsgrad:
+            vh = slots["velocity_hat"]
+            vh.assign(K.maximum(vh.read_value(), vv))
+            vv = vh.read_value()
+        var.assign_sub(K.truediv(K.multiply(m.read_value(), self._alpha), K.add(K.sqrt(vv), _f32(self.epsilon))))
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
+                "amsgrad": self.amsgrad}
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``var -= var * weight_decay * lr`` before each Adam step.
+
+    >>> import tapeflow as tf
+    >>> w = tf.Variable(1.0)
+    >>> _ = tf.optimizers.AdamW(0.1, weight_decay=0.5).apply_gradients([(tf.constant(0.0), w)])
+    >>> round(float(w), 4)
+    0.95
+    """
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
+        if not weight_decay:
+            raise ValueError("AdamW needs a weight_decay > 0 (use Adam otherwise)")
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay, clipnorm, clipvalue,
+                         global_clipnorm, name, **kwargs)
+
+
+class RMSprop(Optimizer):
+    """RMSprop: ``v = rho * v + (1 - rho) * g**2``; ``var -= lr * g / sqrt(v + epsilon)``
+    (``centered`` subtracts the squared mean gradient from v; ``momentum`` accumulates the steps).
+
+    >>> import tapeflow as tf
+    >>> w = tf.Variable(1.0)
+    >>> _ = tf.optimizers.RMSprop(0.01).apply_gradients([(tf.constant(1.0), w)])
+    >>> round(float(w), 4)
+    0.9684
+    """
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
+        self.rho, self.momentum, self.epsilon, self.centered = rho, float(momentum), epsilon, bool(centered)
+        names = ["velocity"]
+        if self.momentum > 0:
+            names.append("momentum")
+        if self.centered:
+            names.append("average_gradient")
+        self._slot_names = tuple(names)
+
+    def _update(self, g, var, slots, lr):
+        rho = _f32(self.rho)
+        v = slots["velocity"]
+        v.assign(K.add(K.multiply(v.read_value(), rho), K.multiply(K.square(g), _f32(1) - rho)))
+        if self.centered:
+            a = slots["average_gradient"]
+            a.assign(K.add(K.multiply(a.read_value(), rho), K.multiply(g, _f32(1) - rho)))
+            denom = K.add(K.subtract(v.read_value(), K.square(a.read_value())), _f32(self.epsilon))
+        else:
+            denom = K.add(v.read_value(), _f32(self.epsilon))
+        inc = K.truediv(K.multiply(g, _f32(lr)), K.sqrt(denom))
+        if self.momentum > 0:
+            m = slots["momentum"]
+            m.assign(K.add(K.multiply(m.read_value(), _f32(self.momentum)), inc))
+            var.assign_sub(m.read_value())
+        else:
+            var.assign_sub(inc)
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum, "epsilon": self.epsilon,
+                "centered": self.centered}
+
+
+class Adagrad(Optimizer):
+    """Adagrad: ``acc += g**2``; ``var -= lr * g / sqrt(acc + epsilon)`` (acc starts at
+    ``initial_accumulator_value``).
+
+    >>> import tapeflow as tf
+    >>> w = tf.Variable(1.0)
+    >>> _ = tf.optimizers.Adagrad(0.1).apply_gradients([(tf.constant(1.0), w)])
+    >>> round(float(w), 4)
+    0.9047
+    """
+
+    _slot_names = ("accumulator",)
+
+    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
+        super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
+        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), epsilon
+
+    def _slot_init(self, name, var):
+        return K.fill(tuple(var.shape), self.initial_accumulator_value, var.dtype)
+
+    def _update(self, g, var, slots, lr):
+        acc = slots["accumulator"]
+        acc.assign_add(K.square(g))
+        var.assign_sub(K.truediv(K.multiply(g, _f32(lr)), K.sqrt(K.add(acc.read_value(), _f32(self.epsilon)))))
+
+    def get_config(self):
+        return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
+                "epsilon": self.epsilon}
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+
+
+def get(identifier):
+    """An optimizer from a name (``"adam"``, ``"sgd"``...) or an optimizer.
+
+    >>> import tapeflow as tf
+    >>> type(tf.optimizers.get("adam")).__name__
+    'Adam'
+    """
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        try:
+            return _BY_NAME[identifier.lower()]()
+        except KeyError:
+            raise ValueError(f"unknown optimizer {identifier!r}; allowed: {', '.join(sorted(_BY_NAME))}") from None
+    if isinstance(identifier, type) and issubclass(identifier, Optimizer):
+        return identifier()
+    raise TypeError(f"an optimizer must be a name or an Optimizer, not {type(identifier).__name__}")
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get"]
