@@ -48,56 +48,35 @@ class GradientCheck:
     __repr__ = __str__
 
 
-def _projection(out, rng):
-    """Random weights for every floating-point output (one backward pass checks them all)."""
-    vs = []
-    for o in _nest.flatten(out):
-        if isinstance(o, Tensor) and o._dtype.is_floating:
-            vs.append(rng.standard_normal(o._shape).astype(o._dtype.np))
-        else:
-            vs.append(None)
-    return vs
+def _weights(outs, rng):
+    """Random weights for every floating-point, non-empty output (one backward pass checks them all)."""
+    return [rng.standard_normal(o._shape).astype(o._dtype.np) for o in outs]
 
 
-def _phi(f, xs, vs):
-    """sum over outputs of reduce_sum(output * v): a scalar tensor, or None when no output is floating."""
-    from tapeflow.core import ops
-
-    out = _nest.flatten(f(*xs))
-    total = None
-    for o, v in zip(out, vs):
-        if v is None or not isinstance(o, Tensor):
-            continue
-        if o._size == 0:
-            continue
-        term = ops.reduce_sum(o * convert_to_tensor(v))
-        total = term if total is None else total + term
-    return total
+def _float_outputs(out) -> list:
+    return [o for o in _nest.flatten(out) if isinstance(o, Tensor) and o._dtype.is_floating and o._size]
 
 
-def _level(f, xs, vs, us, k):
-    """F_0 = phi; F_k = sum_a <grad_a F_{k-1}, u_k[a]>: a scalar whose gradient is the order-(k+1) check."""
+def _level(f, xs, ws, k):
+    """(tensor, weight) pairs whose weighted gradient is the order-(k+1) derivative: f's outputs for
+    k = 0, else the gradients of level k-1 with respect to ``xs`` (None and empty ones dropped).
+
+    Weights enter as ``output_gradients``, so checking an op's rule needs no other op's rule."""
     if k == 0:
-        return _phi(f, xs, vs)
+        return list(zip(_float_outputs(f(*xs)), ws[0]))
     with GradientTape() as tape:
         tape.watch(xs)
-        s = _level(f, xs, vs, us, k - 1)
-    if s is None:
-        return None
-    grads = tape.gradient(s, list(xs))
-    total = None
-    for g, u in zip(grads, us[k - 1]):
-        if g is None or g._size == 0:
-            continue
-        term = _sum(g * convert_to_tensor(u))
-        total = term if total is None else total + term
-    return total
+        pairs = _level(f, xs, ws, k - 1)
+    if not pairs:
+        return []
+    grads = tape.gradient([p[0] for p in pairs], list(xs),
+                          output_gradients=[convert_to_tensor(p[1]) for p in pairs])
+    return [(gr, w) for gr, w in zip(grads, ws[k]) if gr is not None and gr._size]
 
 
-def _sum(t):
-    from tapeflow.core import ops
-
-    return ops.reduce_sum(t)
+def _value(pairs) -> float:
+    """sum(tensor * weight) over the pairs, read back to the host in float64 (the checker's own arithmetic)."""
+    return float(sum(np.sum(np.asarray(t, np.float64) * w) for t, w in pairs))
 
 
 def check_gradients(f, args, order: int = 1, wrt=None, eps: float | None = None, rtol: float | None = None,
@@ -142,17 +121,22 @@ def check_gradients(f, args, order: int = 1, wrt=None, eps: float | None = None,
         return f(*full)
 
     sel = [xs[i] for i in pick]
-    vs = _projection(g(*sel), rng)
-    us = [[rng.standard_normal(s._shape).astype(s._dtype.np) for s in sel] for _ in range(order - 1)]
+    # one weight array per tensor of each level: f's outputs, then the gradients (shaped like sel)
+    ws = [_weights(_float_outputs(g(*sel)), rng)]
+    for _ in range(order - 1):
+        ws.append(_weights(sel, rng))
 
     def scalar(vals):
-        s = _level(g, vals, vs, us, order - 1)
-        return 0.0 if s is None else float(s)
+        return _value(_level(g, vals, ws, order - 1))
 
     with GradientTape() as tape:
         tape.watch(sel)
-        top = _level(g, sel, vs, us, order - 1)
-    analytic = tape.gradient(top, sel) if top is not None else [None] * len(sel)
+        top = _level(g, sel, ws, order - 1)
+    if top:
+        analytic = tape.gradient([p[0] for p in top], sel,
+                                 output_gradients=[convert_to_tensor(p[1]) for p in top])
+    else:
+        analytic = [None] * len(sel)
     rows, failures = [], []
     for a, (i, x, ga) in enumerate(zip(pick, sel, analytic)):
         ana = np.zeros(x._shape, np.float64) if ga is None else np.asarray(ga, np.float64)
