@@ -189,7 +189,7 @@ def _rechunk(stream, size: int):
         yield pending[0] if len(pending) == 1 else np.concatenate(pending)
 
 
-def interleave(in_it, open_fn, cycle_length: int, block_length: int):
+def _interleave(in_it, open_fn, cycle_length: int, block_length: int):
     """TensorFlow's interleave order over iterators: a cycle of ``cycle_length`` open iterators,
     ``block_length`` items from each in turn; an exhausted slot is refilled from the next input when
     the cycle reaches it."""
@@ -236,28 +236,18 @@ def _close(it):
 
 # ---- seeds ------------------------------------------------------------------------
 
-_seed_lock = threading.Lock()
-_auto = {"global": None, "count": 0}
-
-
 def _seed_key(seed) -> tuple:
-    """A NumPy seed sequence for a shuffle: from its seed and tf.random's global seed, as TF does.
-
-    With neither set, the order is fresh on every run.
-    """
+    """A NumPy seed sequence for a shuffle from its seed and tf.random's global seed, as TF derives one:
+    with neither set the order is fresh on every run; with the global seed only, each shuffle made
+    after ``tf.random.set_seed`` takes the next op seed, so the whole program repeats."""
     from tapeflow.core import random as _random
 
     g, s = _random.get_seed(None if seed is None else int(seed))
     if g is None:
         return (secrets.randbits(63),)
-    if seed is None:  # global seed only: each shuffle created after set_seed gets its own stream
-        with _seed_lock:
-            if _auto["global"] != g:
-                _auto["global"], _auto["count"] = g, 0
-            s = _auto["count"]
-            _auto["count"] += 1
-        return (int(g) & _INT64_MAX, 1, int(s))
-    return (int(g) & _INT64_MAX, 0, int(s) & _INT64_MAX)
+    if seed is None:
+        _random.uniform([0])  # consume that op seed, as any random op would (TF's get_seed does too)
+    return (int(g) & _INT64_MAX, int(s) & _INT64_MAX)
 
 
 def _shuffled(it, size: int, rng):
@@ -538,9 +528,9 @@ class Dataset:
         >>> [pathlib.Path(f.decode()).name for f in tf.data.Dataset.list_files(str(d / "*.txt"), shuffle=False)]
         ['a.txt', 'b.txt']
         """
-        from .readers import list_files
+        from .readers import _list_files
 
-        return list_files(file_pattern, shuffle, seed)
+        return _list_files(file_pattern, shuffle, seed)
 
     # -- transformations -----------------------------------------------------------------
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> "Dataset":
@@ -802,6 +792,8 @@ class Iterator:
 # ---- sources ----------------------------------------------------------------------
 
 class TensorSliceDataset(Dataset):
+    """What ``Dataset.from_tensor_slices`` returns: the rows of in-memory components."""
+
     def __init__(self, tensors):
         op = "TensorSliceDataset"
         structure = S.to_components(tensors, op)
@@ -838,6 +830,8 @@ def _leaf_dtype(c):
 
 
 class TensorDataset(Dataset):
+    """What ``Dataset.from_tensors`` returns: one element."""
+
     def __init__(self, tensors):
         self._element = S.to_components(tensors, "TensorDataset")
 
@@ -852,6 +846,8 @@ class TensorDataset(Dataset):
 
 
 class RangeDataset(Dataset):
+    """What ``Dataset.range`` returns: int64 (or ``dtype``) scalars."""
+
     def __init__(self, *args, dtype=_dt.int64):
         op = "RangeDataset"
         if not 1 <= len(args) <= 3:
@@ -877,6 +873,8 @@ class RangeDataset(Dataset):
 
 
 class GeneratorDataset(Dataset):
+    """What ``Dataset.from_generator`` returns: a Python generator's values, checked."""
+
     def __init__(self, generator, output_types, output_shapes, args, output_signature):
         op = "FromGenerator"
         if not callable(generator):
@@ -976,6 +974,8 @@ def _flatten_up_to(types, shapes, op):
 
 
 class ZipDataset(Dataset):
+    """What ``Dataset.zip`` (and ``enumerate``) returns."""
+
     def __init__(self, structure):
         flat = S.flatten(structure)
         if not flat or not all(isinstance(d, Dataset) for d in flat):
@@ -1022,6 +1022,8 @@ class ZipDataset(Dataset):
 
 
 class ConcatenateDataset(Dataset):
+    """What ``Dataset.concatenate`` returns."""
+
     def __init__(self, first, second):
         op = "ConcatenateDataset"
         if not isinstance(second, Dataset):
@@ -1087,6 +1089,8 @@ class _OptionsDataset(_Unary):
 
 
 class MapDataset(_Unary):
+    """What ``Dataset.map`` returns (``ParallelMapDataset`` in its repr when parallel)."""
+
     def __init__(self, input_dataset, map_func, num_parallel_calls=None, deterministic=None):
         super().__init__(input_dataset)
         op = "MapDataset"
@@ -1150,6 +1154,8 @@ def _spec_from_first(ds):
 
 
 class FilterDataset(_Unary):
+    """What ``Dataset.filter`` returns."""
+
     def __init__(self, input_dataset, predicate):
         super().__init__(input_dataset)
         self._call = _caller(predicate, "FilterDataset")
@@ -1182,6 +1188,8 @@ def _peel_maps(ds):
 
 
 class BatchDataset(_Unary):
+    """What ``Dataset.batch`` returns; over in-memory slices it gathers whole batches."""
+
     def __init__(self, input_dataset, batch_size, drop_remainder=False):
         super().__init__(input_dataset)
         self._bs = _count(batch_size, "batch_size", "BatchDataset", 1)
@@ -1264,6 +1272,8 @@ def _apply_maps(batch, n, maps, vectorize):
 
 
 class PaddedBatchDataset(_Unary):
+    """What ``Dataset.padded_batch`` returns."""
+
     def __init__(self, input_dataset, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
         super().__init__(input_dataset)
         op = "PaddedBatchDataset"
@@ -1353,6 +1363,8 @@ def _flatten_up_to_spec(spec, value, what, op):
 
 
 class UnbatchDataset(_Unary):
+    """What ``Dataset.unbatch`` returns."""
+
     def _iterator(self, ctx):
         it = self._input._iterator(ctx)
         op = "UnbatchDataset"
@@ -1386,6 +1398,8 @@ class UnbatchDataset(_Unary):
 
 
 class ShuffleDataset(_Unary):
+    """What ``Dataset.shuffle`` returns."""
+
     def __init__(self, input_dataset, buffer_size, seed=None, reshuffle_each_iteration=True):
         super().__init__(input_dataset)
         self._size = _count(buffer_size, "buffer_size", "ShuffleDataset", 1)
@@ -1420,6 +1434,8 @@ class ShuffleDataset(_Unary):
 
 
 class RepeatDataset(_Unary):
+    """What ``Dataset.repeat`` returns."""
+
     def __init__(self, input_dataset, count=None):
         super().__init__(input_dataset)
         self._count = -1 if count is None else _count(count, "count", "RepeatDataset")
@@ -1501,6 +1517,8 @@ def _shard_chunks(stream, num, index):
 
 
 class TakeDataset(_Unary):
+    """What ``Dataset.take`` returns."""
+
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
         self._n = _count(count, "count", "TakeDataset")
@@ -1535,6 +1553,8 @@ class TakeDataset(_Unary):
 
 
 class SkipDataset(_Unary):
+    """What ``Dataset.skip`` returns."""
+
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
         self._n = _count(count, "count", "SkipDataset")
@@ -1571,6 +1591,8 @@ class SkipDataset(_Unary):
 
 
 class ShardDataset(_Unary):
+    """What ``Dataset.shard`` returns."""
+
     def __init__(self, input_dataset, num_shards, index):
         super().__init__(input_dataset)
         op = "ShardDataset"
@@ -1606,6 +1628,8 @@ class ShardDataset(_Unary):
 
 
 class PrefetchDataset(_Unary):
+    """What ``Dataset.prefetch`` returns: a background thread works ahead."""
+
     def __init__(self, input_dataset, buffer_size):
         super().__init__(input_dataset)
         self._size = _count(buffer_size, "buffer_size", "PrefetchDataset", 0, allow_autotune=True)
@@ -1619,6 +1643,8 @@ class PrefetchDataset(_Unary):
 
 
 class CacheDataset(_Unary):
+    """What ``Dataset.cache`` returns."""
+
     def __init__(self, input_dataset, filename=""):
         super().__init__(input_dataset)
         self._filename = os.fspath(filename) if filename else ""
@@ -1651,6 +1677,8 @@ class CacheDataset(_Unary):
 
 
 class InterleaveDataset(_Unary):
+    """What ``Dataset.interleave`` and ``Dataset.flat_map`` return."""
+
     def __init__(self, input_dataset, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
                  deterministic=None, repr_name=None):
         super().__init__(input_dataset)
@@ -1675,7 +1703,7 @@ class InterleaveDataset(_Unary):
         return ds._iterator(ctx)
 
     def _iterator(self, ctx):
-        return interleave(self._input._iterator(ctx), lambda x: self._open(x, ctx), self._cycle, self._block)
+        return _interleave(self._input._iterator(ctx), lambda x: self._open(x, ctx), self._cycle, self._block)
 
     def _compute_spec(self):
         in_spec = self._input.element_spec

@@ -18,7 +18,7 @@ import numpy as np
 from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundError
 
 from . import _structure as S
-from .dataset import AUTOTUNE, Dataset, TensorSliceDataset, UNKNOWN_CARDINALITY, _count, interleave
+from .dataset import AUTOTUNE, Dataset, TensorSliceDataset, UNKNOWN_CARDINALITY, _count, _interleave
 from ._structure import TensorSpec
 
 # ---- text lines -----------------------------------------------------------------------
@@ -141,7 +141,7 @@ class TextLineDataset(Dataset):
         comp, op = self._compression, "TextLineDataset"
         files = self._file_iter(ctx)
         if self._parallel > 1:
-            return interleave(files, lambda p: _lines(p, comp, op), self._parallel, 1)
+            return _interleave(files, lambda p: _lines(p, comp, op), self._parallel, 1)
         return self._sequential(files, comp, op)
 
     @staticmethod
@@ -156,7 +156,7 @@ class TextLineDataset(Dataset):
         return UNKNOWN_CARDINALITY
 
 
-def list_files(file_pattern, shuffle=None, seed=None):
+def _list_files(file_pattern, shuffle=None, seed=None):
     """The files matching glob patterns as a dataset of ``bytes`` names (see :meth:`Dataset.list_files`)."""
     op = "ListFiles"
     patterns = _paths(file_pattern, op)

@@ -6,7 +6,7 @@ Downloaded once (about 30 MB), checked against the published sizes and MD5 sums,
 """
 from __future__ import annotations
 
-from ._idx_loader import load
+from ._idx_loader import load as _load
 
 MIRRORS = [
     "https://storage.googleapis.com/tensorflow/tf-keras-datasets/",
@@ -31,4 +31,4 @@ def load_data(cache_dir=None):
     >>> fashion_mnist.CLASS_NAMES[9]
     'Ankle boot'
     """
-    return load("fashion_mnist", FILES, MIRRORS, cache_dir)
+    return _load("fashion_mnist", FILES, MIRRORS, cache_dir)

@@ -5,7 +5,7 @@ published sizes and MD5 sums, into ``data_home()/mnist``.
 """
 from __future__ import annotations
 
-from ._idx_loader import load
+from ._idx_loader import load as _load
 
 MIRRORS = [
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -27,4 +27,4 @@ def load_data(cache_dir=None):
     >>> sorted(mnist.FILES)
     ['test_images', 'test_labels', 'train_images', 'train_labels']
     """
-    return load("mnist", FILES, MIRRORS, cache_dir)
+    return _load("mnist", FILES, MIRRORS, cache_dir)
