@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from _common import best_of, optional, save, table
+import time
+
+from _common import optional, save, table
 
 import tapeflow as tf
 
@@ -23,6 +25,22 @@ if torch is not None:
 
 N_OPS = 100
 results: dict = {}
+
+
+def interleaved(fns: dict, number: int, repeat: int = 9) -> dict:
+    """Seconds per call for each function: the best of ``repeat`` rounds, the frameworks taking turns
+    within each round, so a busy machine slows them alike."""
+    for f in fns.values():
+        f()
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            n = max(1, number // 5) if k.startswith("tensorflow") else number
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return best
 
 
 def us(s):
@@ -107,13 +125,16 @@ if tensorflow is not None:
 rows = []
 chain_res: dict = {}
 for cname in ("mul by const", "mixed mul/add/sin/mul"):
+    fns = {}
     for fname, (step, sin) in frameworks.items():
         chain = mul_chain if cname == "mul by const" else make_mixed(sin)
         run, fwd = step(chain)
-        number = 20 if fname == "tensorflow" else 100
-        t_run = best_of(run, number, repeat=7) / N_OPS
-        t_fwd = best_of(fwd, number, repeat=7) / N_OPS
-        chain_res.setdefault(cname, {})[fname] = {"recorded_us": t_run * 1e6, "no_tape_us": t_fwd * 1e6}
+        fns[fname + " recorded"] = run
+        fns[fname + " no tape"] = fwd
+    t = interleaved(fns, 100)
+    for fname in frameworks:
+        chain_res.setdefault(cname, {})[fname] = {"recorded_us": t[fname + " recorded"] / N_OPS * 1e6,
+                                                  "no_tape_us": t[fname + " no tape"] / N_OPS * 1e6}
     base = chain_res[cname]["tapeflow"]["recorded_us"]
     for fname, r in chain_res[cname].items():
         rows.append([cname, fname, f"{r['no_tape_us']:.2f}", f"{r['recorded_us']:.2f}",
@@ -170,7 +191,7 @@ if torch is not None:
     lin["pytorch"] = torch_linreg
 if tensorflow is not None:
     lin["tensorflow"] = tf_linreg
-lin_ms = {k: best_of(f, 1, repeat=5) * 1e3 for k, f in lin.items()}
+lin_ms = {k: v * 1e3 for k, v in interleaved(lin, 1, repeat=5).items()}
 print(table("Seeds' linear regression, 300 steps on 2000 points (ms per run; ratio = other / tapeflow)",
             ["framework", "ms", "ratio"], [[k, f"{v:.1f}", f"{v / lin_ms['tapeflow']:.2f}x"] for k, v in lin_ms.items()]))
 results["linreg_300_steps_ms"] = lin_ms

@@ -29,7 +29,7 @@ def _blocker(op, out) -> str | None:
         return f"{op}, which has no registered gradient"
     bad = [o for o in _outs(out) if not o._dtype.is_floating]
     if bad and len(bad) == len(_outs(out)):
-        return f"{op} with a {bad[0]._dtype.name} output (gradients flow only through floating-point tensors)"
+        return f"{op}, whose output is {bad[0]._dtype.name} (gradients flow only through floating-point tensors)"
     return None
 
 
