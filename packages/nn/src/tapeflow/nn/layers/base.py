@@ -67,8 +67,8 @@ def clear_session():
 
 
 def _snake(name: str) -> str:
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", s).lower()
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)  # Keras's rule: Conv2D -> conv2d
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
 
 
 class _TrackedList(list):

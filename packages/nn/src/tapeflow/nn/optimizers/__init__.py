@@ -177,7 +177,7 @@ class Optimizer:
                     self._update(g, v, self._get_slots(v), lr)
                     c = getattr(v, "constraint", None)
                     if c is not None:
-                        v.assign(c(v))
+                        v.assign(c(v.read_value()))
             self.iterations.assign_add(np.int64(1))
             if global_step is not None:
                 global_step.assign_add(np.asarray(1, dtype=global_step.dtype.np))
@@ -307,7 +307,7 @@ class Adam(Optimizer):
         t = _f32(int(self.iterations) + 1)
         b1p, b2p = _f32(self.beta_1) ** t, _f32(self.beta_2) ** t
         self._alpha = _f32(lr) * np.sqrt(_f32(1) - b2p) / (_f32(1) - b1p)
-        self._c1, self._c2 = _f32(1) - _f32(self.beta_1), _f32(1) - _f32(self.beta_2)
+        self._c1, self._c2 = _f32(1 - self.beta_1), _f32(1 - self.beta_2)  # as Keras: Python floats, then float32
 
     def _update(self, g, var, slots, lr):
         m, v = slots["momentum"], slots["velocity"]
@@ -368,10 +368,10 @@ class RMSprop(Optimizer):
     def _update(self, g, var, slots, lr):
         rho = _f32(self.rho)
         v = slots["velocity"]
-        v.assign(K.add(K.multiply(v.read_value(), rho), K.multiply(K.square(g), _f32(1) - rho)))
+        v.assign(K.add(K.multiply(v.read_value(), rho), K.multiply(K.square(g), _f32(1 - self.rho))))
         if self.centered:
             a = slots["average_gradient"]
-            a.assign(K.add(K.multiply(a.read_value(), rho), K.multiply(g, _f32(1) - rho)))
+            a.assign(K.add(K.multiply(a.read_value(), rho), K.multiply(g, _f32(1 - self.rho))))
             denom = K.add(K.subtract(v.read_value(), K.square(a.read_value())), _f32(self.epsilon))
         else:
             denom = K.add(v.read_value(), _f32(self.epsilon))
