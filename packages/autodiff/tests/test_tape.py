@@ -390,3 +390,19 @@ def test_bad_sources_targets_and_arguments():
         tape.gradient(y, x, unconnected_gradients="zeros")
     with pytest.raises(TypeError, match="watch takes tensors and variables.*got object.*position 1"):
         tape.watch([[x], object()])
+
+
+def test_pause_all_pauses_outer_tapes_but_not_tapes_entered_inside():
+    x = tf.constant(2.0)
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.autodiff.pause_all():
+            assert not tf.autodiff.recording()
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = x * x
+            z = x * 3.0
+        w = x * 5.0
+    assert float(inner.gradient(y, x)) == 4.0
+    assert outer.gradient(y, x) is None and outer.gradient(z, x) is None
+    assert float(outer.gradient(w, x)) == 5.0

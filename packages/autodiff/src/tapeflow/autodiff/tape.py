@@ -43,6 +43,7 @@ class _State(threading.local):
     def __init__(self):
         self.stack: list = []
         self.rec: tuple = ()
+        self.mark = 0  # tapes below this index of the stack are paused (pause_all)
         self.watchers: list = []  # dicts that collect variables read (custom_gradient)
 
 
@@ -79,7 +80,10 @@ def _on_read(var):
 
 
 def _refresh(st):
-    st.rec = tuple([t for t in st.stack if t._recording and not t._used])
+    stack = st.stack
+    if st.mark > len(stack):
+        st.mark = len(stack)
+    st.rec = tuple([t for t in (stack[st.mark:] if st.mark else stack) if t._recording and not t._used])
 
 
 def _push(tape):
@@ -87,7 +91,7 @@ def _push(tape):
     st = _state
     stack = st.stack
     stack.append(tape)
-    if len(stack) == 1 and tape._recording and not tape._used:
+    if len(stack) == 1 and tape._recording and not tape._used and not st.mark:
         st.rec = (tape,)
     else:
         _refresh(st)
@@ -112,6 +116,7 @@ def _pop(tape):
         _refresh(st)
     else:
         st.rec = ()
+        st.mark = 0
     with _lock:
         _entered -= 1
         if _entered <= 0:
@@ -135,23 +140,26 @@ def recording() -> bool:
 
 
 class _Paused:
-    """Pause every tape of this thread (ops inside are not recorded)."""
+    """Pause the tapes active on this thread (tapes entered inside still record)."""
 
     __slots__ = ("_saved",)
 
     def __enter__(self):
         st = _state
-        self._saved = st.rec
-        st.rec = ()
+        self._saved = st.mark
+        st.mark = len(st.stack)
+        _refresh(st)
         return self
 
     def __exit__(self, *exc):
-        _state.rec = self._saved
+        st = _state
+        st.mark = min(self._saved, len(st.stack))
+        _refresh(st)
         return False
 
 
 def pause_all():
-    """A context in which no tape of this thread records.
+    """A context in which the tapes active on this thread do not record (tapes entered inside do).
 
     >>> import tapeflow as tf
     >>> from tapeflow.autodiff import pause_all
