@@ -66,6 +66,8 @@ _UNARY = [
     ("softsign", "softsign", "Softsign", F, "x / (1 + |x|)", ("[1.0]", "[0.5]")),
 ]
 _BOOL_OUT = {"is_nan", "is_inf", "is_finite"}
+# piecewise constant: no gradient, as in TensorFlow (sign's gradient is zeros instead)
+_STEP = {"floor", "ceil", "round"}
 
 
 def _make_unary(name, kname, tf_name, allowed, formula, example):
@@ -82,7 +84,10 @@ def _make_unary(name, kname, tf_name, allowed, formula, example):
                   f"    >>> import tapeflow as tf\n"
                   f"    >>> tf.{name}(tf.constant({example[0]})).numpy().tolist()\n"
                   f"    {example[1]}\n")
-    register(name, tf_name, nondiff="boolean output" if bool_out or allowed in (B, IB) else None)(op)
+    reason = "boolean output" if bool_out or allowed in (B, IB) else None
+    if name in _STEP:
+        reason = "piecewise constant (zero gradient almost everywhere; TensorFlow gives None)"
+    register(name, tf_name, nondiff=reason)(op)
     return op
 
 
@@ -100,6 +105,34 @@ def leaky_relu(features, alpha=0.2, name=None):
     """
     return _ew.unary("leaky_relu", _ew.UN["leaky_relu"], features, "LeakyRelu", F, float(alpha),
                      attrs={"alpha": float(alpha)})
+
+
+def _order(a, op):
+    """The derivative order of polygamma: a scalar non-negative integer."""
+    if isinstance(a, Tensor) or hasattr(a, "_as_tensor"):
+        t = to_tensor(a, op)
+        if t._size != 1:
+            raise InvalidArgumentError(f"a has shape {tuple(t._shape)}; allowed: a scalar order", op)
+        a = t.numpy().reshape(()).item()
+    try:
+        m = float(a)
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"a = {a!r}; allowed: a non-negative integer order", op) from None
+    if not (m >= 0 and m == int(m) and m <= 64):
+        raise InvalidArgumentError(f"a = {a!r}; allowed: an integer order in [0, 64]", op)
+    return int(m)
+
+
+@register("polygamma", "Polygamma")
+def polygamma(a, x, name=None):
+    """psi^(a)(x): the a-th derivative of digamma (a = 0 is digamma itself), element-wise.
+
+    >>> import tapeflow as tf
+    >>> "%.5f" % float(tf.math.polygamma(1, tf.constant(1.0)))  # pi**2 / 6
+    '1.64493'
+    """
+    m = _order(a, "Polygamma")
+    return _ew.unary("polygamma", _ew.UN["polygamma"], x, "Polygamma", F, float(m), attrs={"order": m})
 
 
 # ---- binary -----------------------------------------------------------------
@@ -133,10 +166,31 @@ _BINARY = [
     ("bitwise_xor", "bitwise_xor", "BitwiseXor", IB, "x ^ y", ("[12]", "[10]", "[6]")),
     ("left_shift", "left_shift", "LeftShift", I, "x << y", ("[1]", "[3]", "[8]")),
     ("right_shift", "right_shift", "RightShift", I, "x >> y", ("[16]", "[2]", "[4]")),
+    ("truncatediv", "truncatediv", "TruncateDiv", N, "x / y rounded toward zero (C's integer division)",
+     ("[7, -7]", "[2, 2]", "[3, -3]")),
+    ("truncatemod", "truncatemod", "TruncateMod", N, "x - truncatediv(x, y) * y (C's %: the sign follows x)",
+     ("[7, -7]", "[3, 3]", "[1, -1]")),
 ]
 _CMP = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
-_NONDIFF = _CMP | {"floordiv", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+_NONDIFF = _CMP | {"floordiv", "truncatediv", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
                    "bitwise_xor", "left_shift", "right_shift"}
+
+
+# integer ops whose kernels reject some operands: division by zero, negative powers
+_CHECKED = {"floordiv", "floormod", "truncatediv", "truncatemod", "pow"}
+_EBADARG_MSG = kernels.status_message(kernels.EBADARG)
+
+
+def _operand_error(e, op):
+    """A precise message for an integer operand a kernel rejected."""
+    if e.message == "integer division by zero":
+        return InvalidArgumentError("integer division by zero: the divisor y holds a 0; allowed: non-zero "
+                                    "integer divisors (float division by 0 gives inf or nan)", op)
+    if e.message.startswith(_EBADARG_MSG):
+        return InvalidArgumentError("integers to negative integer powers are not allowed: y holds a negative "
+                                    "exponent for a base other than 1 or -1; allowed: y >= 0, or cast to a "
+                                    "float dtype first", op)
+    return e
 
 
 def _make_binary(name, kname, tf_name, allowed, formula, example):
@@ -144,14 +198,21 @@ def _make_binary(name, kname, tf_name, allowed, formula, example):
     bool_out = name in _CMP
     binary = _ew.binary
 
-    def op(x, y, name=None):
-        return binary(opname, code, x, y, tf_name, allowed, bool_out)
+    if name in _CHECKED:
+        def op(x, y, name=None):
+            try:
+                return binary(opname, code, x, y, tf_name, allowed, bool_out)
+            except InvalidArgumentError as e:
+                raise _operand_error(e, tf_name) from None
+    else:
+        def op(x, y, name=None):
+            return binary(opname, code, x, y, tf_name, allowed, bool_out)
 
     opname = name
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{formula}, element-wise, with broadcasting.\n\n"
                   f"    >>> import tapeflow as tf\n"
-                  f"    >>> tf.{'math.' if name in ('real_div', 'floormod', 'div_no_nan') else ''}{name}"
+                  f"    >>> tf.{'math.' if name in ('real_div', 'floormod', 'div_no_nan', 'truncatediv', 'truncatemod') else ''}{name}"
                   f"(tf.constant({example[0]}), tf.constant({example[1]})).numpy().tolist()\n"
                   f"    {example[2]}\n")
     reason = None
@@ -212,6 +273,184 @@ def add_n(inputs, name=None):
     for t in inputs[1:]:
         total = add(total, t)
     return total
+
+
+@register("xlogy", "Xlogy", kind="composite")
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 where x == 0 (even where y is 0 or NaN).
+
+    >>> import tapeflow as tf
+    >>> tf.math.xlogy(tf.constant([0.0, 2.0]), tf.constant([0.0, 1.0])).numpy().tolist()
+    [0.0, 0.0]
+    """
+    from .array_ops import where
+
+    x, y = _float_pair(x, y, "Xlogy")
+    return where(equal(x, 0.0), _zero_of(x, y), multiply(x, log(y)))
+
+
+@register("xdivy", "Xdivy", kind="composite")
+def xdivy(x, y, name=None):
+    """x / y, and 0 where x == 0 (even where y is 0).
+
+    >>> import tapeflow as tf
+    >>> tf.math.xdivy(tf.constant([0.0, 3.0]), tf.constant([0.0, 2.0])).numpy().tolist()
+    [0.0, 1.5]
+    """
+    from .array_ops import where
+
+    x, y = _float_pair(x, y, "Xdivy")
+    return where(equal(x, 0.0), _zero_of(x, y), real_div(x, y))
+
+
+@register("multiply_no_nan", "MulNoNan", kind="composite")
+def multiply_no_nan(x, y, name=None):
+    """x * y, and 0 where y == 0 (even where x is inf or NaN).
+
+    >>> import tapeflow as tf
+    >>> tf.math.multiply_no_nan(tf.constant([float("inf"), 2.0]), tf.constant([0.0, 3.0])).numpy().tolist()
+    [0.0, 6.0]
+    """
+    from .array_ops import where
+
+    x, y = _float_pair(x, y, "MulNoNan")
+    return where(equal(y, 0.0), _zero_of(x, y), multiply(x, y))
+
+
+@register("reciprocal_no_nan", "ReciprocalNoNan", kind="composite")
+def reciprocal_no_nan(x, name=None):
+    """1 / x, and 0 where x == 0.
+
+    >>> import tapeflow as tf
+    >>> tf.math.reciprocal_no_nan(tf.constant([0.0, 4.0])).numpy().tolist()
+    [0.0, 0.25]
+    """
+    x = _float_input(x, "ReciprocalNoNan")
+    return div_no_nan(_ew.scalar_like(1, x, "ReciprocalNoNan"), x)
+
+
+@register("scalar_mul", "ScalarMul", kind="composite")
+def scalar_mul(scalar, x, name=None):
+    """scalar * x for a scalar (a Python number or a single-element tensor).
+
+    >>> import tapeflow as tf
+    >>> tf.math.scalar_mul(2, tf.constant([1.0, 2.0])).numpy().tolist()
+    [2.0, 4.0]
+    """
+    if isinstance(scalar, Tensor) and scalar._shape != ():
+        if scalar._size != 1:
+            raise InvalidArgumentError(f"scalar has shape {tuple(scalar._shape)}; allowed: a scalar", "ScalarMul")
+        from .array_ops import reshape
+
+        scalar = reshape(scalar, ())
+    return multiply(scalar, x)
+
+
+def _float_input(x, op):
+    x = x if type(x) is Tensor else to_tensor(x, op)
+    if not x._dtype.is_floating:
+        raise InvalidArgumentError(f"x has dtype {x._dtype.name}; allowed: {', '.join(d.name for d in F)}", op)
+    return x
+
+
+def _float_pair(x, y, op):
+    if type(x) is not Tensor or type(y) is not Tensor:
+        x, y = _ew.coerce_pair(x, y, op)
+    if x._dtype is not y._dtype:
+        _ew.dtype_mismatch(x, y, op)
+    if not x._dtype.is_floating:
+        raise InvalidArgumentError(f"x and y have dtype {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in F)}", op)
+    return x, y
+
+
+def _zero_of(x, y):
+    """A zero of ``x``'s dtype (broadcast by the select that uses it)."""
+    return _ew.scalar_like(0, x, "ZerosLike")
+
+
+# ---- clipping ---------------------------------------------------------------
+
+@register("clip_by_value", "ClipByValue", kind="composite")
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """min(max(t, clip_value_min), clip_value_max); the bounds broadcast to ``t``'s shape.
+
+    >>> import tapeflow as tf
+    >>> tf.clip_by_value(tf.constant([-2.0, 0.5, 3.0]), -1.0, 1.0).numpy().tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    t = t if type(t) is Tensor else to_tensor(t, "ClipByValue")
+    if t._dtype not in N:
+        raise InvalidArgumentError(f"t has dtype {t._dtype.name}; allowed: {', '.join(d.name for d in N)}",
+                                   "ClipByValue")
+    lo, hi = clip_value_min, clip_value_max
+    if _ew._is_py_scalar(lo) and _ew._is_py_scalar(hi) and lo > hi:
+        raise InvalidArgumentError(f"clip_value_min = {lo} is greater than clip_value_max = {hi}; allowed: "
+                                   "clip_value_min <= clip_value_max", "ClipByValue")
+    for what, v in (("clip_value_min", lo), ("clip_value_max", hi)):
+        if isinstance(v, Tensor) and _ew.broadcast_shape(t._shape, v._shape, "ClipByValue") != t._shape:
+            raise InvalidArgumentError(f"{what} has shape {tuple(v._shape)}, which does not broadcast to t's "
+                                       f"shape {tuple(t._shape)}; allowed: shapes that broadcast to t's",
+                                       "ClipByValue")
+    return minimum(maximum(t, lo), hi)
+
+
+@register("clip_by_norm", "ClipByNorm", kind="composite")
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """t * clip_norm / max(||t||, clip_norm): ``t`` rescaled so its L2 norm over ``axes`` is at most ``clip_norm``.
+
+    >>> import tapeflow as tf
+    >>> tf.clip_by_norm(tf.constant([3.0, 4.0]), 1.0).numpy().tolist()
+    [0.6000000238418579, 0.800000011920929]
+    """
+    from .array_ops import ones_like, where
+
+    t = _float_input(t, "ClipByNorm")
+    _check_clip_norm(clip_norm, "ClipByNorm")
+    l2sum = reduce_sum(square(t), axes, keepdims=True)
+    pred = greater(l2sum, 0.0)
+    # sqrt only where the sum is positive, so that the gradient at t = 0 stays finite
+    l2norm = where(pred, sqrt(where(pred, l2sum, ones_like(l2sum))), l2sum)
+    cn = clip_norm if _ew._is_py_scalar(clip_norm) else cast(to_tensor(clip_norm, "ClipByNorm"), t._dtype)
+    return real_div(multiply(t, cn), maximum(l2norm, cn))
+
+
+def _check_clip_norm(clip_norm, op):
+    if _ew._is_py_scalar(clip_norm):
+        if not clip_norm > 0:
+            raise InvalidArgumentError(f"clip_norm = {clip_norm}; allowed: a positive number", op)
+    else:
+        cn = to_tensor(clip_norm, op)
+        if cn._size != 1:
+            raise InvalidArgumentError(f"clip_norm has shape {tuple(cn._shape)}; allowed: a scalar", op)
+
+
+@register("clip_by_global_norm", "ClipByGlobalNorm", kind="composite")
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """Rescale tensors so their joint L2 norm is at most ``clip_norm``: (t * clip_norm / max(g, clip_norm), g).
+
+    ``g`` is ``use_norm`` or the global norm sqrt(sum ||t||**2); ``None`` entries stay ``None``;
+    an infinite or NaN global norm makes every entry NaN (as in TensorFlow).
+
+    >>> import tapeflow as tf
+    >>> clipped, norm = tf.clip_by_global_norm([tf.constant([3.0]), tf.constant([4.0])], 1.0)
+    >>> [c.numpy().tolist() for c in clipped], float(norm)
+    ([[0.6000000238418579], [0.800000011920929]], 5.0)
+    """
+    from .linalg_ops import global_norm
+
+    if isinstance(t_list, Tensor) or not hasattr(t_list, "__iter__"):
+        raise InvalidArgumentError(f"t_list is a {type(t_list).__name__}; allowed: a list or tuple of tensors",
+                                   "ClipByGlobalNorm")
+    items = [None if t is None else (t if type(t) is Tensor else to_tensor(t, "ClipByGlobalNorm")) for t in t_list]
+    _check_clip_norm(clip_norm, "ClipByGlobalNorm")
+    norm = global_norm(items) if use_norm is None else to_tensor(use_norm, "ClipByGlobalNorm")
+    cn = clip_norm if _ew._is_py_scalar(clip_norm) else cast(to_tensor(clip_norm, "ClipByGlobalNorm"), norm._dtype)
+    # (norm - norm) is NaN exactly when the norm is inf or NaN
+    scale = add(real_div(cn, maximum(norm, cn)), subtract(norm, norm))
+    out = [None if t is None else multiply(t, scale if scale._dtype is t._dtype else cast(scale, t._dtype))
+           for t in items]
+    return out, norm
 
 
 # ---- cast -------------------------------------------------------------------
@@ -298,10 +537,6 @@ def _reduce(name, code, x, axis, keepdims, tf_name, allowed, attrs_name=None):
     st = dev.backend.reduce(code, src._dtype.code, src._h, out._h, outer, r, inner)
     if st:
         kernel_failed(st, "reduce", tf_name)
-    if r == 0 and name == "reduce_mean" and dt.is_floating:
-        from .array_ops import fill
-
-        out = fill(out_shape, float("nan"), src._dtype)
     if src._dtype is not dt:
         out = cast(out, dt)
     rec = hooks.recorder
@@ -315,7 +550,7 @@ _RED = kernels.REDUCE_CODES
 
 @register("reduce_sum", "Sum")
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """Sum over ``axis`` (an int, a list, or None for all).
+    """Sum over ``axis`` (an int, a list, or None for all); integer sums wrap like the dtype.
 
     >>> import tapeflow as tf
     >>> x = tf.constant([[1, 2], [3, 4]])
@@ -338,7 +573,7 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 @register("reduce_mean", "Mean")
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    """Mean over ``axis`` (integer means truncate, as in TensorFlow).
+    """Mean over ``axis`` (integer means truncate toward zero; an empty float mean is NaN).
 
     >>> import tapeflow as tf
     >>> tf.reduce_mean(tf.constant([[1.0, 2.0], [3.0, 4.0]]), axis=1).numpy().tolist()
@@ -360,7 +595,7 @@ def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
 
 @register("reduce_min", "Min")
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    """Minimum over ``axis``.
+    """Minimum over ``axis`` (NaN propagates; an empty reduction gives the dtype's highest value).
 
     >>> import tapeflow as tf
     >>> tf.reduce_min(tf.constant([[1, 5], [3, 2]]), axis=0).numpy().tolist()
@@ -391,6 +626,104 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce("reduce_all", _RED["all"], input_tensor, axis, keepdims, "All", B)
 
 
+def _float_reduce_input(x, tf_name):
+    """A float input of a composite reduction, float16/bfloat16 widened to float32."""
+    x = x if type(x) is Tensor else to_tensor(x, tf_name)
+    if not x._dtype.is_floating:
+        raise InvalidArgumentError(f"{tf_name} does not support {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in F)}", tf_name)
+    return x, (cast(x, _dt.float32) if x._dtype in _ew._HALF else x)
+
+
+def _kept_shape(shape, axes, keepdims):
+    return tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
+        tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+@register("reduce_logsumexp", "ReduceLogSumExp", kind="composite")
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) over ``axis``, computed stably as m + log(sum(exp(x - m))) with m = max(x).
+
+    >>> import tapeflow as tf
+    >>> tf.reduce_logsumexp(tf.constant([[1000.0, 1000.0], [0.0, 0.0]]), axis=1).numpy().tolist()
+    [1000.6931762695312, 0.6931471824645996]
+    """
+    from .array_ops import reshape
+    from .grad_ops import stop_gradient
+
+    x0, x = _float_reduce_input(input_tensor, "ReduceLogSumExp")
+    axes = normalize_axes(axis, len(x._shape), "ReduceLogSumExp")
+    big = _dt.float32.max if x._dtype is _dt.float32 else _dt.float64.max
+    # +-inf maxima are clamped so that x - m stays defined: the result is still +-inf
+    m = stop_gradient(minimum(maximum(reduce_max(x, axes, keepdims=True), -big), big))
+    out = add(log(reduce_sum(exp(subtract(x, m)), axes, keepdims=True)), m)
+    out = reshape(out, _kept_shape(x._shape, axes, keepdims))
+    return out if out._dtype is x0._dtype else cast(out, x0._dtype)
+
+
+@register("reduce_variance", "ReduceVariance", kind="composite")
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Population variance mean((x - mean(x))**2) over ``axis`` (floats).
+
+    >>> import tapeflow as tf
+    >>> tf.math.reduce_variance(tf.constant([[1.0, 2.0], [3.0, 4.0]])).numpy()
+    np.float32(1.25)
+    """
+    x0, x = _float_reduce_input(input_tensor, "ReduceVariance")
+    axes = normalize_axes(axis, len(x._shape), "ReduceVariance")
+    out = reduce_mean(squared_difference(x, reduce_mean(x, axes, keepdims=True)), axes, keepdims)
+    return out if out._dtype is x0._dtype else cast(out, x0._dtype)
+
+
+@register("reduce_std", "ReduceStd", kind="composite")
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Population standard deviation sqrt(reduce_variance(x)) over ``axis`` (floats).
+
+    >>> import tapeflow as tf
+    >>> tf.math.reduce_std(tf.constant([1.0, 3.0])).numpy()
+    np.float32(1.0)
+    """
+    x0, x = _float_reduce_input(input_tensor, "ReduceStd")
+    out = sqrt(reduce_variance(x, axis, keepdims))
+    return out if out._dtype is x0._dtype else cast(out, x0._dtype)
+
+
+@register("reduce_euclidean_norm", "EuclideanNorm", kind="composite")
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x**2)) over ``axis``; integer inputs give the integer part.
+
+    >>> import tapeflow as tf
+    >>> tf.math.reduce_euclidean_norm(tf.constant([[3.0, 4.0], [5.0, 12.0]]), axis=1).numpy().tolist()
+    [5.0, 13.0]
+    """
+    x = input_tensor if type(input_tensor) is Tensor else to_tensor(input_tensor, "EuclideanNorm")
+    if x._dtype not in N:
+        raise InvalidArgumentError(f"EuclideanNorm does not support {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in N)}", "EuclideanNorm")
+    src = x
+    if not x._dtype.is_floating or x._dtype in _ew._HALF:
+        src = cast(x, _dt.float64 if x._dtype.is_integer else _dt.float32)
+    out = sqrt(reduce_sum(square(src), axis, keepdims))
+    return out if out._dtype is x._dtype else cast(out, x._dtype)
+
+
+@register("count_nonzero", "CountNonzero", kind="composite")
+def count_nonzero(input, axis=None, keepdims=False, dtype=_dt.int64, name=None):
+    """The number of non-zero (or true) entries over ``axis``, as ``dtype`` (default int64).
+
+    >>> import tapeflow as tf
+    >>> tf.math.count_nonzero(tf.constant([[0, 1, 2], [0, 0, 3]]), axis=1).numpy().tolist()
+    [2, 1]
+    """
+    x = input if type(input) is Tensor else to_tensor(input, "CountNonzero")
+    dtype = _dt.as_dtype(dtype)
+    if not (dtype.is_integer or dtype.is_floating):
+        raise InvalidArgumentError(f"dtype = {dtype.name}; allowed: an integer or float dtype", "CountNonzero")
+    nz = x if x._dtype is _dt.bool_ else not_equal(x, _ew.scalar_like(0, x, "CountNonzero"))
+    return reduce_sum(cast(nz, _dt.int64), axis, keepdims) if dtype is _dt.int64 else \
+        cast(reduce_sum(cast(nz, _dt.int64), axis, keepdims), dtype)
+
+
 def _argreduce(which, x, axis, output_type, tf_name):
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
@@ -412,6 +745,9 @@ def _argreduce(which, x, axis, output_type, tf_name):
     if st:
         kernel_failed(st, "argreduce", tf_name)
     output_type = _dt.as_dtype(output_type)
+    if not output_type.is_integer:
+        raise InvalidArgumentError(f"output_type = {output_type.name}; allowed: an integer dtype "
+                                   "(int32 or int64)", tf_name)
     if output_type is not _dt.int64:
         out = cast(out, output_type)
     return out
