@@ -323,18 +323,21 @@ class _Confusion(Metric):
         self._kinds = kinds
 
     def _update(self, y_true, y_pred, sample_weight):
-        y_pred = K.reshape(_f32(y_pred), (-1, 1))
+        y_pred = _f32(y_pred)
+        shape = tuple(y_pred.shape)
+        w = None
+        if sample_weight is not None:
+            w = _f32(sample_weight)
+            if len(w.shape) < len(shape):  # per-example weights apply to every value of the example
+                w = K.reshape(w, tuple(w.shape) + (1,) * (len(shape) - len(w.shape)))
+            w = K.reshape(K.broadcast_to(w, shape), (-1, 1))
+        y_pred = K.reshape(y_pred, (-1, 1))
         y_true = K.reshape(_f32(y_true), (-1, 1))
         if tuple(y_pred.shape) != tuple(y_true.shape):
             raise InvalidArgumentError(f"y_true has {y_true.shape[0]} values but y_pred has {y_pred.shape[0]}",
                                        type(self).__name__)
         pos = K.cast(K.greater(y_pred, self._thr), K.float32)  # (N, n)
         label = K.cast(K.greater(y_true, 0.5), K.float32)  # labels are 0/1
-        w = None
-        if sample_weight is not None:
-            w = K.reshape(_f32(sample_weight), (-1, 1))
-            if w.shape[0] == 1 and y_pred.shape[0] != 1:
-                w = w * K.ones_like(label)
         parts = {"true_positives": pos * label, "false_positives": pos * (1.0 - label),
                  "true_negatives": (1.0 - pos) * (1.0 - label), "false_negatives": (1.0 - pos) * label}
         for k in self._kinds:
