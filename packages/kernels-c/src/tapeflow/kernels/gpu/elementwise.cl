@@ -1,0 +1,266 @@
+/* Element-wise unary and binary math (csrc/elementwise.c on the device).
+ *
+ * One kernel per (op, dtype): binary_<op>_<dt>, unary_<op>_<dt>.  A binary kernel
+ * reads its operands through strides (nd = 1 with strides 0/1 is the flat and the
+ * scalar fast path; nd > 1 a general broadcast), so one kernel serves
+ * tpf_binary_flat and tpf_binary_strided.  Integer division by zero and integer
+ * powers with a negative exponent set *flag (1 and 2) for the host to turn into
+ * the CPU kernels' statuses.
+ */
+
+/* ---- binary ----------------------------------------------------------- */
+
+#define BIN_KERNEL(NAME, SUF, T, TO, W, CHECK, EXPR)                                              \
+KERNEL NAME##_##SUF(const G T *A, const G T *B, G TO *O, i64 n, int nd, dims_t shape,    \
+                             dims_t as, dims_t bs, G int *flag) {                                 \
+    i64 i = GID0();                                                                               \
+    if (i >= n) return;                                                                           \
+    i64 oa, ob;                                                                                   \
+    if (nd == 1) { oa = i * as.d[0]; ob = i * bs.d[0]; }                                          \
+    else { oa = strided_offset(i, nd, &shape, &as); ob = strided_offset(i, nd, &shape, &bs); }    \
+    typedef W Wt;                                                                                 \
+    T x = A[oa], y = B[ob];                                                                       \
+    CHECK                                                                                         \
+    O[i] = (TO)(EXPR);                                                                            \
+}
+
+#define NOCHECK
+#define DIVCHECK if (y == 0) flag[0] = 1;
+#define POWCHECK if (y < 0 && x != 1 && x != -1) flag[0] = 2;
+
+#ifdef TPF_FP64
+#define BIN_F(NAME, EXPR) BIN_KERNEL(binary_##NAME, f32, float, float, u32, NOCHECK, EXPR) \
+                          BIN_KERNEL(binary_##NAME, f64, double, double, u64, NOCHECK, EXPR)
+#define BIN_CMP_F(NAME, EXPR) BIN_KERNEL(binary_##NAME, f32, float, u8, u32, NOCHECK, EXPR) \
+                              BIN_KERNEL(binary_##NAME, f64, double, u8, u64, NOCHECK, EXPR)
+#else
+#define BIN_F(NAME, EXPR) BIN_KERNEL(binary_##NAME, f32, float, float, u32, NOCHECK, EXPR)
+#define BIN_CMP_F(NAME, EXPR) BIN_KERNEL(binary_##NAME, f32, float, u8, u32, NOCHECK, EXPR)
+#endif
+#define BIN_IC(NAME, CHECK, EXPR)                                                                 \
+    BIN_KERNEL(binary_##NAME, i8, i8, i8, u32, CHECK, EXPR) BIN_KERNEL(binary_##NAME, u8, u8, u8, u32, CHECK, EXPR)  \
+    BIN_KERNEL(binary_##NAME, i16, i16, i16, u32, CHECK, EXPR) BIN_KERNEL(binary_##NAME, i32, i32, i32, u32, CHECK, EXPR) \
+    BIN_KERNEL(binary_##NAME, i64, i64, i64, u64, CHECK, EXPR)
+#define BIN_I(NAME, EXPR) BIN_IC(NAME, NOCHECK, EXPR)
+#define BIN_CMP(NAME, EXPR) BIN_CMP_F(NAME, EXPR)                                                 \
+    BIN_KERNEL(binary_##NAME, i8, i8, u8, u32, NOCHECK, EXPR) BIN_KERNEL(binary_##NAME, u8, u8, u8, u32, NOCHECK, EXPR) \
+    BIN_KERNEL(binary_##NAME, i16, i16, u8, u32, NOCHECK, EXPR) BIN_KERNEL(binary_##NAME, i32, i32, u8, u32, NOCHECK, EXPR) \
+    BIN_KERNEL(binary_##NAME, i64, i64, u8, u64, NOCHECK, EXPR) BIN_KERNEL(binary_##NAME, b, u8, u8, u32, NOCHECK, EXPR)
+
+/* integer floor division and remainder, as csrc/elementwise.c (y != 0 here) */
+DEV i64 floordiv_i(i64 x, i64 y) {
+    if (y == -1) return (i64)(0 - (u64)x);
+    i64 q = x / y;
+    if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
+    return q;
+}
+DEV i64 floormod_i(i64 x, i64 y) {
+    if (y == -1) return 0;
+    i64 r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+}
+DEV i64 truncdiv_i(i64 x, i64 y) { return y == -1 ? (i64)(0 - (u64)x) : x / y; }
+DEV i64 truncmod_i(i64 x, i64 y) { return y == -1 ? 0 : x % y; }
+DEV u64 ipow(i64 x, i64 y) {
+    if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) ? (u64)-1 : 1) : 0);
+    u64 r = 1, b = (u64)x;
+    while (y) { if (y & 1) r *= b; b *= b; y >>= 1; }
+    return r;
+}
+
+/* Python's float floor division and remainder (NumPy's npy_divmod) */
+#define PY_DIVMOD(SUF, T)                                                  \
+DEV T pymod_##SUF(T a, T b) {                                              \
+    T mod = fmod(a, b);                                                    \
+    if (b == 0) return mod;                                                \
+    if (mod != 0) { if ((b < 0) != (mod < 0)) mod += b; }                  \
+    else mod = copysign((T)0, b);                                          \
+    return mod;                                                            \
+}                                                                          \
+DEV T pyfloordiv_##SUF(T a, T b) {                                         \
+    if (b == 0) return a / b;                                              \
+    T mod = fmod(a, b), div = (a - mod) / b;                               \
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;                      \
+    if (div != 0) { T f = floor(div); if (div - f > (T)0.5) f += 1; return f; } \
+    return copysign((T)0, a / b);                                          \
+}
+PY_DIVMOD(f32, float)
+#ifdef TPF_FP64
+PY_DIVMOD(f64, double)
+#endif
+#define MAXF(x, y) (ISNAN(x) || (x) > (y) ? (x) : (y))
+#define MINF(x, y) (ISNAN(x) || (x) < (y) ? (x) : (y))
+#define WRAP(OP) ((Wt)x OP (Wt)y)
+#define NBITS ((i64)(8 * sizeof(x)))
+
+/* float ops whose float32 and float64 forms call different helpers */
+#ifdef TPF_FP64
+#define BIN_FP(NAME, E32, E64) BIN_KERNEL(binary_##NAME, f32, float, float, u32, NOCHECK, E32) \
+                               BIN_KERNEL(binary_##NAME, f64, double, double, u64, NOCHECK, E64)
+#else
+#define BIN_FP(NAME, E32, E64) BIN_KERNEL(binary_##NAME, f32, float, float, u32, NOCHECK, E32)
+#endif
+
+BIN_F(add, x + y)           BIN_I(add, WRAP(+))
+BIN_F(sub, x - y)           BIN_I(sub, WRAP(-))
+BIN_F(mul, x * y)           BIN_I(mul, WRAP(*))
+BIN_F(div, x / y)
+BIN_FP(floordiv, pyfloordiv_f32(x, y), pyfloordiv_f64(x, y))
+BIN_IC(floordiv, DIVCHECK, y == 0 ? 0 : floordiv_i(x, y))
+BIN_FP(mod, pymod_f32(x, y), pymod_f64(x, y))
+BIN_IC(mod, DIVCHECK, y == 0 ? 0 : floormod_i(x, y))
+BIN_F(pow, pow(x, y))
+BIN_KERNEL(binary_pow, i8, i8, i8, u32, POWCHECK, ipow(x, y))
+BIN_KERNEL(binary_pow, u8, u8, u8, u32, NOCHECK, ipow(x, y))
+BIN_KERNEL(binary_pow, i16, i16, i16, u32, POWCHECK, ipow(x, y))
+BIN_KERNEL(binary_pow, i32, i32, i32, u32, POWCHECK, ipow(x, y))
+BIN_KERNEL(binary_pow, i64, i64, i64, u64, POWCHECK, ipow(x, y))
+BIN_F(maximum, MAXF(x, y))  BIN_I(maximum, x > y ? x : y)
+BIN_F(minimum, MINF(x, y))  BIN_I(minimum, x < y ? x : y)
+BIN_F(atan2, atan2(x, y))
+BIN_F(squared_difference, (x - y) * (x - y))
+BIN_I(squared_difference, ((Wt)x - (Wt)y) * ((Wt)x - (Wt)y))
+BIN_F(div_no_nan, y == 0 ? 0 : x / y)
+BIN_CMP(equal, x == y)
+BIN_CMP(not_equal, x != y)
+BIN_CMP(less, x < y)
+BIN_CMP(less_equal, x <= y)
+BIN_CMP(greater, x > y)
+BIN_CMP(greater_equal, x >= y)
+BIN_KERNEL(binary_logical_and, b, u8, u8, u32, NOCHECK, x && y)
+BIN_KERNEL(binary_logical_or, b, u8, u8, u32, NOCHECK, x || y)
+BIN_KERNEL(binary_logical_xor, b, u8, u8, u32, NOCHECK, (!x) != (!y))
+BIN_I(bitwise_and, x & y)   BIN_KERNEL(binary_bitwise_and, b, u8, u8, u32, NOCHECK, x & y)
+BIN_I(bitwise_or, x | y)    BIN_KERNEL(binary_bitwise_or, b, u8, u8, u32, NOCHECK, x | y)
+BIN_I(bitwise_xor, x ^ y)   BIN_KERNEL(binary_bitwise_xor, b, u8, u8, u32, NOCHECK, x ^ y)
+BIN_I(left_shift, (y < 0 || y >= NBITS) ? 0 : ((Wt)x << y))
+BIN_I(right_shift, (y < 0 || y >= NBITS) ? (x < 0 ? -1 : 0) : (x >> y))
+BIN_F(relu_grad, y > 0 ? x : 0)
+BIN_F(tanh_grad, x * (1 - y * y))
+BIN_F(sigmoid_grad, x * y * (1 - y))
+BIN_F(truncatediv, trunc(x / y))
+BIN_IC(truncatediv, DIVCHECK, y == 0 ? 0 : truncdiv_i(x, y))
+BIN_F(truncatemod, fmod(x, y))
+BIN_IC(truncatemod, DIVCHECK, y == 0 ? 0 : truncmod_i(x, y))
+
+/* ---- unary ------------------------------------------------------------ */
+
+#ifdef TPF_FP64
+typedef double param_t;
+#else
+typedef float param_t;
+#endif
+
+#define UN_KERNEL(NAME, SUF, T, TO, W, EXPR)                                                \
+KERNEL NAME##_##SUF(const G T *X, G TO *O, i64 n, param_t p) {                      \
+    i64 i = GID0();                                                                         \
+    if (i >= n) return;                                                                     \
+    typedef W Wt;                                                                           \
+    T x = X[i];                                                                             \
+    O[i] = (TO)(EXPR);                                                                      \
+}
+#ifdef TPF_FP64
+#define UN_F(NAME, EXPR) UN_KERNEL(unary_##NAME, f32, float, float, u32, EXPR) UN_KERNEL(unary_##NAME, f64, double, double, u64, EXPR)
+#define UN_FB(NAME, EXPR) UN_KERNEL(unary_##NAME, f32, float, u8, u32, EXPR) UN_KERNEL(unary_##NAME, f64, double, u8, u64, EXPR)
+#else
+#define UN_F(NAME, EXPR) UN_KERNEL(unary_##NAME, f32, float, float, u32, EXPR)
+#define UN_FB(NAME, EXPR) UN_KERNEL(unary_##NAME, f32, float, u8, u32, EXPR)
+#endif
+#define UN_I(NAME, EXPR)                                                                    \
+    UN_KERNEL(unary_##NAME, i8, i8, i8, u32, EXPR) UN_KERNEL(unary_##NAME, u8, u8, u8, u32, EXPR)           \
+    UN_KERNEL(unary_##NAME, i16, i16, i16, u32, EXPR) UN_KERNEL(unary_##NAME, i32, i32, i32, u32, EXPR)     \
+    UN_KERNEL(unary_##NAME, i64, i64, i64, u64, EXPR)
+
+#define SIGMOID(x) ((x) >= 0 ? 1 / (1 + exp(-(x))) : exp(x) / (1 + exp(x)))
+#define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
+#define SELU_A 1.6732632423543772848170429916717
+#define SELU_S 1.0507009873554804934193349852946
+
+UN_F(neg, -x)                  UN_I(neg, (Wt)0 - (Wt)x)
+UN_F(abs, fabs(x))             UN_I(abs, x < 0 ? (Wt)0 - (Wt)x : (Wt)x)
+UN_F(sign, ISNAN(x) ? x : (x > 0) - (x < 0))  UN_I(sign, (x > 0) - (x < 0))
+UN_F(square, x * x)            UN_I(square, (Wt)x * (Wt)x)
+UN_F(sqrt, sqrt(x))
+UN_F(rsqrt, 1 / sqrt(x))
+UN_F(exp, exp(x))
+UN_F(expm1, expm1(x))
+UN_F(log, log(x))
+UN_F(log1p, log1p(x))
+UN_F(sin, sin(x))
+UN_F(cos, cos(x))
+UN_F(tan, tan(x))
+UN_F(asin, asin(x))
+UN_F(acos, acos(x))
+UN_F(atan, atan(x))
+UN_F(sinh, sinh(x))
+UN_F(cosh, cosh(x))
+UN_F(tanh, tanh(x))
+UN_F(asinh, asinh(x))
+UN_F(acosh, acosh(x))
+UN_F(atanh, atanh(x))
+UN_F(sigmoid, SIGMOID(x))
+UN_F(relu, x > 0 ? x : (ISNAN(x) ? x : 0))  UN_I(relu, x > 0 ? x : 0)
+UN_F(softplus, SOFTPLUS(x))
+UN_F(elu, x > 0 ? x : expm1(x))
+UN_F(gelu, 0.5 * x * (1 + erf(x * 0.70710678118654752440)))
+UN_F(selu, SELU_S * (x > 0 ? x : SELU_A * expm1(x)))
+UN_F(floor, floor(x))
+UN_F(ceil, ceil(x))
+UN_F(round, rint(x))
+UN_F(reciprocal, 1 / x)
+UN_F(erf, erf(x))
+UN_F(erfc, erfc(x))
+UN_KERNEL(unary_logical_not, b, u8, u8, u32, !x)
+UN_I(bitwise_not, ~x)          UN_KERNEL(unary_bitwise_not, b, u8, u8, u32, !x)
+UN_FB(isnan, ISNAN(x))
+UN_FB(isinf, ISINF(x))
+UN_FB(isfinite, ISFINITE(x))
+UN_F(relu6, x > 6 ? 6 : (x > 0 ? x : (ISNAN(x) ? x : 0)))
+UN_F(leaky_relu, x > 0 ? x : x * p)
+UN_F(log_sigmoid, -SOFTPLUS(-x))
+UN_F(silu, x * SIGMOID(x))
+UN_F(lgamma, lgamma(x))
+UN_F(softsign, x / (1 + fabs(x)))
+
+/* polygamma(m, x): csrc/elementwise.c's recurrence and asymptotic series, in wide floats */
+DEV wf polygamma_w(int m, wf x) {
+    const wf B2k[10] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730, 7.0 / 6,
+                        -3617.0 / 510, 43867.0 / 798, -174611.0 / 330};
+    const wf PI = 3.14159265358979323846;
+    if (x != x) return x;
+    if (x <= 0 && floor(x) == x) return m == 0 ? (wf)TPF_NAN : ((m & 1) ? (wf)TPF_INF : (wf)TPF_NAN);
+    wf refl = 0;
+    if (m == 0 && x < 0) {   /* reflection: psi(x) = psi(1 - x) - pi / tan(pi x) */
+        refl = -PI / tan(PI * x);
+        x = 1 - x;
+    }
+    if (x == (wf)TPF_INF) return m == 0 ? (wf)TPF_INF + refl : (wf)0;
+    wf fact = 1;
+    for (int i = 2; i <= m; i++) fact *= i;
+    wf sign = (m & 1) ? (wf)1 : (wf)-1;
+    wf acc = 0;
+    while (x < 10) {
+        acc += m == 0 ? -1 / x : sign * fact / pow(x, (wf)(m + 1));
+        x += 1;
+    }
+    if (m == 0) {
+        wf f = 1 / (x * x), s = 0, fp = f;
+        for (int k = 1; k <= 10; k++) { s += B2k[k - 1] / (2.0 * k) * fp; fp *= f; }
+        return (acc + log(x) - 0.5 / x - s) + refl;
+    }
+    wf fm1 = fact / m;
+    wf s = fm1 / pow(x, (wf)m) + fact / (2 * pow(x, (wf)(m + 1)));
+    wf coef = fact * (m + 1) / 2.0;
+    wf xp = pow(x, (wf)(m + 2)), x2 = x * x;
+    for (int k = 1; k <= 10; k++) {
+        wf term = B2k[k - 1] * coef / xp;
+        s += term;
+        if (fabs(term) < 1e-17 * fabs(s)) break;
+        coef *= (wf)(2 * k + m) * (2 * k + m + 1) / ((2.0 * k + 1) * (2.0 * k + 2));
+        xp *= x2;
+    }
+    return acc + sign * s;
+}
+UN_F(digamma, polygamma_w(0, (wf)x))
+UN_F(polygamma, polygamma_w((int)p, (wf)x))

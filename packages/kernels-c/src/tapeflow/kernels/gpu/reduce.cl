@@ -1,0 +1,125 @@
+/* Reductions over the middle axis of an (outer, r, inner) view (csrc/reduce.c on the device).
+ *
+ * reduce_<op>_<dt>: one work-item per output (o, j) and part p: it reduces
+ * i in [p * chunk, (p + 1) * chunk) and either finishes the value (nparts == 1) or
+ * stores the raw accumulator in P; reducec_<op>_<dt> then combines the parts in
+ * order.  Few outputs over a long axis thus still spread over the device.
+ * Accumulators are csrc/reduce.c's: float32 sums and products in double, integer
+ * sums, products and means in wrapping 64-bit unsigned arithmetic.
+ *
+ * argreduce_<op>_<dt> (+ argreducec_...): the first index of the extreme value, the
+ * first NaN winning, whatever the split.
+ */
+
+#define RED_KERNEL(NAME, SUF, T, ACC, TO, INIT, STEP, FIN)                                       \
+KERNEL reduce_##NAME##_##SUF(const G T *X, G TO *O, G ACC *P, i64 outer, i64 r, i64 inner,       \
+                             i64 nparts, i64 chunk) {                                            \
+    i64 q = GID0(), count = outer * inner;                                                       \
+    if (q >= count * nparts) return;                                                             \
+    i64 part = q / count;                                                                        \
+    q -= part * count;                                                                           \
+    i64 o = q / inner, j = q - o * inner;                                                        \
+    i64 i0 = part * chunk, i1 = i0 + chunk < r ? i0 + chunk : r;                                 \
+    const G T *x = X + o * r * inner + j;                                                        \
+    ACC acc = INIT;                                                                              \
+    for (i64 i = i0; i < i1; i++) { T v = x[i * inner]; STEP; }                                  \
+    if (nparts == 1) O[q] = (TO)(FIN);                                                           \
+    else P[part * count + q] = acc;                                                              \
+}                                                                                                \
+KERNEL reducec_##NAME##_##SUF(const G ACC *P, G TO *O, i64 count, i64 nparts, i64 r) {          \
+    i64 q = GID0();                                                                              \
+    if (q >= count) return;                                                                      \
+    ACC acc = P[q];                                                                              \
+    for (i64 t = 1; t < nparts; t++) { ACC v = P[t * count + q]; STEP; }                         \
+    O[q] = (TO)(FIN);                                                                            \
+}
+
+#define S_ADD acc += v
+#define S_MUL acc *= v
+#define S_FMAX acc = (v > acc || v != v) ? v : acc
+#define S_FMIN acc = (v < acc || v != v) ? v : acc
+#define S_IMAX acc = v > acc ? v : acc
+#define S_IMIN acc = v < acc ? v : acc
+
+#define RED_INT_ARITH(SUF, T)                                                                    \
+    RED_KERNEL(sum, SUF, T, u64, T, 0, acc += (u64)v, acc)                                       \
+    RED_KERNEL(prod, SUF, T, u64, T, 1, acc *= (u64)v, acc)                                      \
+    RED_KERNEL(mean, SUF, T, u64, T, 0, acc += (u64)v, r ? (i64)acc / r : 0)
+RED_INT_ARITH(i8, i8)
+RED_INT_ARITH(i16, i16)
+RED_INT_ARITH(i32, i32)
+RED_INT_ARITH(i64, i64)
+RED_KERNEL(sum, u8, u8, u64, u8, 0, acc += v, acc)
+RED_KERNEL(prod, u8, u8, u64, u8, 1, acc *= v, acc)
+RED_KERNEL(mean, u8, u8, u64, u8, 0, acc += v, r ? acc / (u64)r : 0)
+
+RED_KERNEL(sum, f32, float, wf, float, 0, S_ADD, acc)
+RED_KERNEL(prod, f32, float, wf, float, 1, S_MUL, acc)
+RED_KERNEL(mean, f32, float, wf, float, 0, S_ADD, acc / (wf)r)
+RED_KERNEL(max, f32, float, float, float, -TPF_INF, S_FMAX, acc)
+RED_KERNEL(min, f32, float, float, float, TPF_INF, S_FMIN, acc)
+#ifdef TPF_FP64
+RED_KERNEL(sum, f64, double, double, double, 0, S_ADD, acc)
+RED_KERNEL(prod, f64, double, double, double, 1, S_MUL, acc)
+RED_KERNEL(mean, f64, double, double, double, 0, S_ADD, acc / (double)r)
+RED_KERNEL(max, f64, double, double, double, -TPF_INF, S_FMAX, acc)
+RED_KERNEL(min, f64, double, double, double, TPF_INF, S_FMIN, acc)
+#endif
+
+#define RED_IMINMAX(SUF, T, LO, HI)                                                              \
+    RED_KERNEL(max, SUF, T, T, T, LO, S_IMAX, acc)                                               \
+    RED_KERNEL(min, SUF, T, T, T, HI, S_IMIN, acc)
+RED_IMINMAX(i8, i8, -128, 127)
+RED_IMINMAX(u8, u8, 0, 255)
+RED_IMINMAX(i16, i16, -32768, 32767)
+RED_IMINMAX(i32, i32, (-2147483647 - 1), 2147483647)
+RED_IMINMAX(i64, i64, (-9223372036854775807L - 1), 9223372036854775807L)
+RED_KERNEL(any, b, u8, u8, u8, 0, acc |= (v != 0), acc)
+RED_KERNEL(all, b, u8, u8, u8, 1, acc &= (v != 0), acc)
+RED_KERNEL(max, b, u8, u8, u8, 0, acc |= (v != 0), acc)
+RED_KERNEL(min, b, u8, u8, u8, 1, acc &= (v != 0), acc)
+
+/* ---- argmax / argmin ------------------------------------------------------ */
+
+#define ARG_KERNEL(NAME, SUF, T, BETTER)                                                         \
+KERNEL argreduce_##NAME##_##SUF(const G T *X, G i64 *O, G i64 *P, i64 outer, i64 r, i64 inner,   \
+                                i64 nparts, i64 chunk) {                                         \
+    i64 q = GID0(), count = outer * inner;                                                       \
+    if (q >= count * nparts) return;                                                             \
+    i64 part = q / count;                                                                        \
+    q -= part * count;                                                                           \
+    i64 o = q / inner, j = q - o * inner;                                                        \
+    i64 i0 = part * chunk, i1 = i0 + chunk < r ? i0 + chunk : r;                                 \
+    const G T *x = X + o * r * inner + j;                                                        \
+    i64 best = i0;                                                                               \
+    T bv = x[i0 * inner];                                                                        \
+    for (i64 i = i0 + 1; i < i1; i++) {                                                          \
+        T v = x[i * inner];                                                                      \
+        if (bv != bv) break;                                                                     \
+        if (BETTER) { bv = v; best = i; }                                                        \
+    }                                                                                            \
+    if (nparts == 1) O[q] = best;                                                                \
+    else P[part * count + q] = best;                                                             \
+}                                                                                                \
+KERNEL argreducec_##NAME##_##SUF(const G T *X, const G i64 *P, G i64 *O, i64 count, i64 nparts,  \
+                                 i64 r, i64 inner) {                                             \
+    i64 q = GID0();                                                                              \
+    if (q >= count) return;                                                                      \
+    i64 o = q / inner, j = q - o * inner;                                                        \
+    const G T *x = X + o * r * inner + j;                                                        \
+    i64 best = P[q];                                                                             \
+    T bv = x[best * inner];                                                                      \
+    for (i64 t = 1; t < nparts; t++) {                                                           \
+        if (bv != bv) break;                                                                     \
+        i64 c = P[t * count + q];                                                                \
+        T v = x[c * inner];                                                                      \
+        if (BETTER) { bv = v; best = c; }                                                        \
+    }                                                                                            \
+    O[q] = best;                                                                                 \
+}
+#define ARG_ALL(SUF, T) ARG_KERNEL(max, SUF, T, v > bv || v != v) ARG_KERNEL(min, SUF, T, v < bv || v != v)
+ARG_ALL(f32, float)
+#ifdef TPF_FP64
+ARG_ALL(f64, double)
+#endif
+ARG_ALL(i8, i8) ARG_ALL(u8, u8) ARG_ALL(i16, i16) ARG_ALL(i32, i32) ARG_ALL(i64, i64) ARG_ALL(b, u8)

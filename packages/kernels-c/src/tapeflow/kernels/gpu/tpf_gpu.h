@@ -1,0 +1,158 @@
+/* tapeflow GPU kernels: one source, two languages.
+ *
+ * Every file in this folder is OpenCL C 1.2 and CUDA C++ at once: this prelude
+ * maps the few things that differ (kernel and address-space qualifiers, thread
+ * indices, bit casts, fixed-width types, barriers) onto macros, and the kernel
+ * families are written against the macros only.  The host prepends this file to
+ * a family's source before handing it to the OpenCL driver or to NVRTC/nvcc.
+ *
+ * The kernels reproduce the CPU kernels (csrc/) element for element: the same
+ * formulas, the same integer wrapping, the same NaN rules, floating-point
+ * contraction off (no fused multiply-add unless a formula asks for one), so a
+ * result differs from the CPU's only where a math library function (exp, log,
+ * sin, ...) or a summation order differs.  Sizes and strides are 64-bit.
+ */
+#ifndef TPF_GPU_H
+#define TPF_GPU_H
+
+#define TPF_MAXDIMS 12
+
+#if defined(__OPENCL_VERSION__)
+/* ---------------------------------------------------------------- OpenCL C */
+#pragma OPENCL FP_CONTRACT OFF
+#ifdef TPF_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+#define KERNEL __kernel void
+#define G __global
+#define LOCAL __local
+#define DEV static inline
+typedef char i8;
+typedef uchar u8;
+typedef short i16;
+typedef ushort u16;
+typedef int i32;
+typedef uint u32;
+typedef long i64;
+typedef ulong u64;
+#define GID0() ((i64)get_global_id(0))
+#define GID1() ((i64)get_global_id(1))
+#define GID2() ((i64)get_global_id(2))
+#define LID0() ((int)get_local_id(0))
+#define LID1() ((int)get_local_id(1))
+#define GRP0() ((i64)get_group_id(0))
+#define GRP1() ((i64)get_group_id(1))
+#define GRP2() ((i64)get_group_id(2))
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define AS_F32(u) as_float((u32)(u))
+#define AS_U32(f) as_uint(f)
+#define AS_F64(u) as_double((u64)(u))
+#define AS_U64(d) as_ulong(d)
+#define MULHI_U64(a, b) mul_hi((u64)(a), (u64)(b))
+#define MULHI_U32(a, b) mul_hi((u32)(a), (u32)(b))
+
+#else
+/* ------------------------------------------------------------- CUDA C++ */
+#ifndef TPF_FP64
+#define TPF_FP64 1
+#endif
+#define KERNEL extern "C" __global__ void
+#define G
+#define LOCAL __shared__
+#define DEV static __device__ __forceinline__
+typedef signed char i8;
+typedef unsigned char u8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+#define GID0() ((i64)blockIdx.x * blockDim.x + threadIdx.x)
+#define GID1() ((i64)blockIdx.y * blockDim.y + threadIdx.y)
+#define GID2() ((i64)blockIdx.z * blockDim.z + threadIdx.z)
+#define LID0() ((int)threadIdx.x)
+#define LID1() ((int)threadIdx.y)
+#define GRP0() ((i64)blockIdx.x)
+#define GRP1() ((i64)blockIdx.y)
+#define GRP2() ((i64)blockIdx.z)
+#define BARRIER() __syncthreads()
+#define AS_F32(u) __uint_as_float((u32)(u))
+#define AS_U32(f) __float_as_uint(f)
+#define AS_F64(u) __longlong_as_double((long long)(u64)(u))
+#define AS_U64(d) ((u64)__double_as_longlong(d))
+#define MULHI_U64(a, b) __umul64hi((u64)(a), (u64)(b))
+#define MULHI_U32(a, b) __umulhi((u32)(a), (u32)(b))
+#endif
+
+/* --------------------------------------------------------- shared pieces */
+
+/* shapes and strides travel by value (no buffer, no copy) */
+typedef struct { i64 d[TPF_MAXDIMS]; } dims_t;
+
+#define TPF_INF AS_F32(0x7f800000u)
+#define TPF_NAN AS_F32(0x7fc00000u)
+#define ISNAN(x) ((x) != (x))
+#define ISINF(x) (fabs(x) == TPF_INF)
+#define ISFINITE(x) (!ISNAN(x) && !ISINF(x))
+
+#ifdef TPF_FP64
+typedef double wf;     /* the wide float of a formula (double where the device has it) */
+#else
+typedef float wf;
+#endif
+
+/* offset of flat element i of `shape` read through `str` */
+DEV i64 strided_offset(i64 i, int nd, const dims_t *shape, const dims_t *str) {
+    i64 off = 0;
+    for (int d = nd - 1; d >= 0; d--) {
+        i64 n = shape->d[d], k = i % n;
+        i /= n;
+        off += k * str->d[d];
+    }
+    return off;
+}
+
+/* half and bfloat16 conversions (software, round to nearest even): csrc/tpf.h's, bit for bit */
+DEV float half_to_float(u16 h) {
+    u32 sign = (u32)(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (ex == 0) {
+        if (man == 0) bits = sign;
+        else {
+            int e = -1;
+            do { e++; man <<= 1; } while (!(man & 0x400));
+            bits = sign | ((u32)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+        }
+    } else if (ex == 0x1f) bits = sign | 0x7f800000u | (man << 13);
+    else bits = sign | ((ex + 112) << 23) | (man << 13);
+    return AS_F32(bits);
+}
+DEV u16 float_to_half(float f) {
+    u32 x = AS_U32(f);
+    u32 sign = (x >> 16) & 0x8000;
+    i32 ex = (i32)((x >> 23) & 0xff) - 127 + 15;
+    u32 man = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff) return (u16)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (ex >= 0x1f) return (u16)(sign | 0x7c00);
+    if (ex <= 0) {
+        if (ex < -10) return (u16)sign;
+        man |= 0x800000;
+        u32 shift = (u32)(14 - ex);
+        u32 h = man >> shift, rem = man & ((1u << shift) - 1), hw = 1u << (shift - 1);
+        if (rem > hw || (rem == hw && (h & 1))) h++;
+        return (u16)(sign | h);
+    }
+    u32 h = sign | ((u32)ex << 10) | (man >> 13), rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+    return (u16)h;
+}
+DEV float bf16_to_float(u16 b) { return AS_F32((u32)b << 16); }
+DEV u16 float_to_bf16(float f) {
+    u32 x = AS_U32(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (u16)((x >> 16) | 0x40);
+    x += 0x7fff + ((x >> 16) & 1);
+    return (u16)(x >> 16);
+}
+
+#endif

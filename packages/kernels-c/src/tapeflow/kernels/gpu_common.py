@@ -1,0 +1,491 @@
+"""What the OpenCL and CUDA backends share: buffers, the caching allocator and the kernel table.
+
+A device backend (:class:`GPUBackend`) implements the CPU backend's kernel table
+(every ``tpf_X`` of ``cdef/*.h`` as ``backend.X``, with device buffer handles where
+C takes pointers) on top of a handful of driver primitives a subclass provides:
+
+- ``_dev_alloc(nbytes) -> mem`` / ``_dev_free(mem)``: raw device memory;
+- ``_write(mem, array)``: an asynchronous host-to-device copy (the array is kept
+  alive until the copy has run); ``_read(mem, array)``: a blocking device-to-host
+  copy (it waits for the work queued before it); ``_copy(src, dst, nbytes, ...)``;
+- ``_kernel(family, name)``: a compiled kernel (``None`` when the family has no
+  kernel of that name, e.g. float64 on a device without it) and ``_launch(kernel,
+  gsize, lsize, sig, args)``: enqueue it;
+- ``synchronize()``: wait for everything queued.
+
+Kernel sources live in ``gpu/*.cl`` (one file per family, OpenCL C and CUDA C at
+once through ``gpu/tpf_gpu.h``) and are compiled on first use of a family.
+
+Work is queued in order and the host waits only when it reads values
+(``to_numpy``) or when a kernel's status depends on the data (an index out of
+range, an integer division by zero): then a flag is read back.
+
+Buffers come from a caching allocator: sizes are rounded to buckets, and a
+buffer whose handle is garbage-collected goes back to a free list of its bucket
+(the in-order queue makes reuse safe: later work runs after earlier readers).
+
+>>> from tapeflow.kernels.gpu_common import bucket_size
+>>> bucket_size(1), bucket_size(1000), bucket_size(3 << 20)
+(256, 4096, 3145728)
+"""
+from __future__ import annotations
+
+import pathlib
+import threading
+
+import numpy as np
+
+from . import BINARY_OPS, REDUCE_OPS, UNARY_OPS
+from .backend import Backend
+
+OK, EBADSIZE, EBADDTYPE, EBADOP, ERANGE, EDIVZERO, ENOMEM, EBADARG = range(8)
+F16, BF16, F32, F64, I8, U8, I16, I32, I64, BOOL = range(10)
+SUF = ("f16", "bf16", "f32", "f64", "i8", "u8", "i16", "i32", "i64", "b")
+SIZE = (2, 2, 4, 8, 1, 1, 2, 4, 8, 1)
+INTS = (I8, U8, I16, I32, I64)
+MAXDIMS = 12
+INT32_MAX = 2 ** 31 - 1
+LOCAL = 256                      # work-items per work-group of 1-D launches
+
+SOURCE_DIR = pathlib.Path(__file__).with_name("gpu")
+FAMILIES = ("elementwise", "reduce", "matmul", "cast", "copy", "index", "join", "sort", "nn", "random", "conv")
+
+_INT_CHECKED = {BINARY_OPS.index(n) for n in ("floordiv", "mod", "truncatediv", "truncatemod", "pow")}
+_POLYGAMMA = UNARY_OPS.index("polygamma")
+
+
+class OutOfDeviceMemory(MemoryError):
+    """A device ran out of memory; the message names the device and the request."""
+
+    def __init__(self, device: str, nbytes: int, detail: str = ""):
+        self.device, self.nbytes = device, nbytes
+        super().__init__(f"{device} is out of memory: cannot allocate {_human(nbytes)}"
+                         + (f" ({detail})" if detail else ""))
+
+
+def _human(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def bucket_size(nbytes: int) -> int:
+    """The capacity the allocator hands out for a request of ``nbytes``.
+
+    256-byte minimum, 4 KiB steps up to 1 MiB, then eighths of the next power of two
+    (so at most 12.5% is wasted and freed buffers fit many later requests).
+    """
+    if nbytes <= 256:
+        return 256
+    if nbytes <= 1 << 20:
+        return (nbytes + 4095) & ~4095
+    step = (1 << (nbytes - 1).bit_length()) >> 3
+    return (nbytes + step - 1) // step * step
+
+
+def source(family: str) -> str:
+    """The full kernel source of a family: the prelude, then the family's file."""
+    return (SOURCE_DIR / "tpf_gpu.h").read_text() + "\n" + (SOURCE_DIR / f"{family}.cl").read_text()
+
+
+class DeviceBuffer:
+    """A handle to device memory.  Dropping the last reference returns it to the pool."""
+
+    __slots__ = ("mem", "arg", "nbytes", "cap", "_owner", "__weakref__")
+
+    def __init__(self, mem, arg, nbytes, cap, owner):
+        self.mem, self.arg, self.nbytes, self.cap, self._owner = mem, arg, nbytes, cap, owner
+
+    def __del__(self):
+        owner = self._owner
+        if owner is not None:
+            try:
+                owner._release(self.mem, self.arg, self.cap)
+            except Exception:  # interpreter shutdown: the driver may already be gone
+                pass
+
+    def __repr__(self):
+        return f"<DeviceBuffer {self.nbytes} bytes on {getattr(self._owner, 'device_name', '?')}>"
+
+
+def _ints(seq) -> list:
+    return [int(v) for v in seq]
+
+
+def _prod(seq) -> int:
+    p = 1
+    for v in seq:
+        p *= int(v)
+    return p
+
+
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m
+
+
+def _value_bits(value, elsize: int) -> int:
+    """A host value (bytes from ``host_ptr``, a NumPy scalar/array, cffi memory) as the integer of its bytes."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)[:elsize]
+    elif isinstance(value, np.ndarray):
+        raw = value.tobytes()[:elsize]
+    else:
+        import cffi
+
+        raw = bytes(cffi.FFI().buffer(value, elsize))
+    return int.from_bytes(raw.ljust(8, b"\0"), "little")
+
+
+class GPUBackend(Backend):
+    """The kernel table of a device backend over a subclass's driver primitives."""
+
+    name = "gpu"
+    device_name = "gpu:0"
+    fp64 = True
+    #: entries of the CPU backend's table, filled in by __init__ (the contract to meet)
+    KERNELS: tuple = ()
+
+    def __init__(self):
+        from . import get_backend
+
+        self.KERNELS = get_backend("cpu").KERNELS
+        self._pool: dict = {}
+        self._pooled = 0
+        self._pool_limit = 1 << 30
+        self._max_alloc = 1 << 62
+        self._lock = threading.RLock()
+        self._kernels: dict = {}
+        self._num_threads = 0
+        self._ftz = 1
+        self._flag = None
+        self.stats = {"allocs": 0, "reuses": 0, "frees": 0, "launches": 0, "syncs": 0}
+
+    # ------------------------------------------------------------------ memory
+    def _buffer(self, nbytes: int) -> DeviceBuffer:
+        cap = bucket_size(nbytes)
+        with self._lock:
+            free = self._pool.get(cap)
+            if free:
+                mem, arg = free.pop()
+                self._pooled -= cap
+                self.stats["reuses"] += 1
+                return DeviceBuffer(mem, arg, nbytes, cap, self)
+        if cap > self._max_alloc:
+            raise OutOfDeviceMemory(self.device_name, nbytes,
+                                    f"the largest buffer this device allows is {_human(self._max_alloc)}")
+        try:
+            mem = self._dev_alloc(cap)
+        except OutOfDeviceMemory:
+            self.empty_cache()
+            mem = self._dev_alloc(cap)
+        self.stats["allocs"] += 1
+        return DeviceBuffer(mem, self._arg_of(mem), nbytes, cap, self)
+
+    def _release(self, mem, arg, cap) -> None:
+        with self._lock:
+            if self._pooled + cap <= self._pool_limit:
+                self._pool.setdefault(cap, []).append((mem, arg))
+                self._pooled += cap
+                return
+        self.stats["frees"] += 1
+        self._dev_free(mem)
+
+    def empty_cache(self) -> None:
+        """Give every pooled (unused) buffer back to the driver."""
+        self.synchronize()
+        with self._lock:
+            pool, self._pool, self._pooled = self._pool, {}, 0
+        for free in pool.values():
+            for mem, _ in free:
+                self.stats["frees"] += 1
+                self._dev_free(mem)
+
+    def pooled_bytes(self) -> int:
+        """Bytes held in the allocator's free lists."""
+        return self._pooled
+
+    def _arg_of(self, mem):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ backend API
+    def alloc(self, shape, np_dtype):
+        nbytes = _prod(shape) * np.dtype(np_dtype).itemsize
+        return self._buffer(nbytes), None
+
+    def from_numpy(self, array):
+        host = np.array(array, order="C", copy=True)
+        buf = self._buffer(host.nbytes)
+        if host.nbytes:
+            self._write(buf.mem, host)
+        return buf, None
+
+    def to_numpy(self, handle, host, shape, np_dtype):
+        out = np.empty(shape, np_dtype)
+        if out.nbytes:
+            self._read(handle.mem, out)
+        return out
+
+    def new_int64(self, values):
+        """A small host-side int64 array (shapes, strides, results such as a bad index)."""
+        return np.array(list(values), dtype=np.int64)
+
+    def host_ptr(self, data):
+        """Small host-side bytes passed to a kernel by value (fill values, pad values, ...)."""
+        return bytes(data)
+
+    # -------------------------------------------------------------- launching
+    def _k(self, family: str, name: str):
+        key = (family, name)
+        k = self._kernels.get(key, False)
+        if k is False:
+            with self._lock:
+                k = self._kernels[key] = self._kernel(family, name)
+        return k
+
+    def _run(self, family, name, n, sig, *args) -> int:
+        """Launch a 1-D kernel over n work-items; EBADDTYPE when the kernel does not exist."""
+        k = self._k(family, name)
+        if k is None:
+            return EBADDTYPE
+        if n > 0:
+            self._launch(k, (_round_up(n, LOCAL),), (LOCAL,), sig, args)
+        return OK
+
+    def _run_nd(self, family, name, gsize, lsize, sig, *args) -> int:
+        k = self._k(family, name)
+        if k is None:
+            return EBADDTYPE
+        if all(g > 0 for g in gsize):
+            self._launch(k, tuple(_round_up(g, l) for g, l in zip(gsize, lsize)), tuple(lsize), sig, args)
+        return OK
+
+    def _flag_buffer(self):
+        if self._flag is None:
+            self._flag = self._buffer(64)
+        return self._flag
+
+    def _reset_flag(self, words: int = 1, value: int = 0):
+        buf = self._flag_buffer()
+        self._run("copy", "fill_8", words, "BlL", buf, words, value & 0xFFFFFFFFFFFFFFFF)
+        return buf
+
+    def _read_words(self, buf, words: int, dtype=np.int64) -> np.ndarray:
+        out = np.empty(words, dtype)
+        self._read(buf.mem, out)
+        return out
+
+    # ------------------------------------------------------- misc entries
+    def set_num_threads(self, n):
+        if n < 0:
+            return EBADARG
+        self._num_threads = int(n)
+        return OK
+
+    def get_num_threads(self):
+        return self._num_threads or self.compute_units()
+
+    def compute_units(self) -> int:
+        return 1
+
+    def blas_set_num_threads(self, n):
+        return OK
+
+    def set_ftz(self, on):
+        self._ftz = 1 if on else 0
+        return OK
+
+    def get_ftz(self):
+        return self._ftz
+
+    # --------------------------------------------------------- elementwise
+    def unary(self, op, dt, x, out, n, param):
+        if op < 0 or op >= len(UNARY_OPS):
+            return EBADOP
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        k = self._k("elementwise", f"unary_{UNARY_OPS[op]}_{SUF[dt]}")
+        if k is None:
+            return EBADDTYPE
+        if n < 0:
+            return EBADSIZE
+        if op == _POLYGAMMA and not (0 <= param <= 64 and param == int(param)):
+            return EBADARG
+        if n:
+            self._launch(k, (_round_up(n, LOCAL),), (LOCAL,), "BBlp", (x, out, n, float(param)))
+        return OK
+
+    def _bin_kernel(self, op, dt):
+        if op < 0 or op >= len(BINARY_OPS):
+            return EBADOP, None
+        k = self._k("elementwise", f"binary_{BINARY_OPS[op]}_{SUF[dt]}") if 0 <= dt < 10 else None
+        return (OK, k) if k is not None else (EBADDTYPE, None)
+
+    def _binary(self, k, op, dt, n, nd, shape, astr, bstr, a, b, out):
+        if n == 0:
+            return OK
+        checked = op in _INT_CHECKED and dt in INTS
+        flag = self._reset_flag() if checked else None
+        self._launch(k, (_round_up(n, LOCAL),), (LOCAL,), "BBBliDDDB",
+                     (a, b, out, n, nd, shape, astr, bstr, flag))
+        if checked:
+            f = int(self._read_words(flag, 1)[0])
+            if f:
+                return EDIVZERO if f == 1 else EBADARG
+        return OK
+
+    def binary_flat(self, op, dt, a, a_scalar, b, b_scalar, out, n):
+        st, k = self._bin_kernel(op, dt)
+        if st:
+            return st
+        if n < 0:
+            return EBADSIZE
+        return self._binary(k, op, dt, n, 1, [n], [0 if a_scalar else 1], [0 if b_scalar else 1], a, b, out)
+
+    def binary_strided(self, op, dt, ndim, shape, a, astr, b, bstr, out):
+        st, k = self._bin_kernel(op, dt)
+        if st:
+            return st
+        if ndim < 1 or ndim > MAXDIMS:
+            return EBADSIZE
+        shape = _ints(shape[:ndim])
+        if any(d < 0 for d in shape):
+            return EBADSIZE
+        return self._binary(k, op, dt, _prod(shape), ndim, shape, _ints(astr[:ndim]), _ints(bstr[:ndim]), a, b, out)
+
+    # ----------------------------------------------------------- reductions
+    def _split(self, count: int, r: int):
+        """(nparts, chunk): split the reduced axis when there are few outputs."""
+        if count >= 1024 or r < 4096:
+            return 1, r
+        nparts = min(-(-r // 2048), max(1, 8192 // count))
+        chunk = -(-r // nparts)
+        return -(-r // chunk), chunk
+
+    def reduce(self, op, dt, x, out, outer, r, inner):
+        if op < 0 or op >= len(REDUCE_OPS):
+            return EBADOP
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        name = f"{REDUCE_OPS[op]}_{SUF[dt]}"
+        k = self._k("reduce", "reduce_" + name)
+        if k is None:
+            return EBADDTYPE
+        if outer < 0 or r < 0 or inner < 0:
+            return EBADSIZE
+        count = outer * inner
+        if count == 0:
+            return OK
+        nparts, chunk = self._split(count, r)
+        if nparts == 1:
+            return self._run("reduce", "reduce_" + name, count, "BBBlllll", x, out, out, outer, r, inner, 1, max(r, 1))
+        if dt == BOOL or REDUCE_OPS[op] in ("max", "min"):
+            acc = SIZE[dt]
+        else:
+            acc = 8
+        part = self._buffer(nparts * count * acc)
+        self._run("reduce", "reduce_" + name, nparts * count, "BBBlllll", x, out, part, outer, r, inner, nparts,
+                  chunk)
+        return self._run("reduce", "reducec_" + name, count, "BBlll", part, out, count, nparts, r)
+
+    def argreduce(self, op, dt, x, out, outer, r, inner):
+        if op < 0 or op > 1:
+            return EBADOP
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        name = f"{('max', 'min')[op]}_{SUF[dt]}"
+        if self._k("reduce", "argreduce_" + name) is None:
+            return EBADDTYPE
+        if outer < 0 or r < 1 or inner < 0:
+            return EBADSIZE
+        count = outer * inner
+        if count == 0:
+            return OK
+        nparts, chunk = self._split(count, r)
+        if nparts == 1:
+            return self._run("reduce", "argreduce_" + name, count, "BBBlllll", x, out, out, outer, r, inner, 1, r)
+        part = self._buffer(nparts * count * 8)
+        self._run("reduce", "argreduce_" + name, nparts * count, "BBBlllll", x, out, part, outer, r, inner,
+                  nparts, chunk)
+        return self._run("reduce", "argreducec_" + name, count, "BBBllll", x, part, out, count, nparts, r, inner)
+
+    # ---------------------------------------------------------------- matmul
+    def matmul(self, dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out):
+        if batch < 0 or m < 0 or n < 0 or k < 0:
+            return EBADSIZE
+        if m > INT32_MAX or n > INT32_MAX or k > INT32_MAX:
+            return EBADSIZE
+        if not 0 <= dt < 10 or dt in (F16, BF16, BOOL):
+            return EBADDTYPE
+        kern = self._k("matmul", f"matmul_{SUF[dt]}")
+        if kern is None:
+            return EBADDTYPE
+        if m * n == 0 or batch == 0:
+            return OK
+        if k == 0:
+            return self._fill_bits(out, SIZE[dt], batch * m * n, 0)
+        return self._matmul(kern, dt, 1 if ta else 0, 1 if tb else 0, batch, m, n, k, a, a_bstride, b, b_bstride, out)
+
+    def _matmul(self, kern, dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out):
+        if dt in (F32, F64):
+            gsize = [-(-n // 64) * 16, -(-m // 64) * 16]
+        else:
+            gsize = [_round_up(n, 16), _round_up(m, 16)]
+        for b0 in range(0, batch, 65535):
+            nb = min(65535, batch - b0)
+            self._launch(kern, (gsize[0], gsize[1], nb), (16, 16, 1), "iilllBlBlBl",
+                         (ta, tb, m, n, k, a, a_bstride, b, b_bstride, out, b0))
+        return OK
+
+    # ------------------------------------------------------------ cast, copy
+    def cast(self, src, x, dst, o, n):
+        if not (0 <= src < 10 and 0 <= dst < 10):
+            return EBADDTYPE
+        if n < 0:
+            return EBADSIZE
+        if src == dst:
+            if n:
+                self._copy(x.mem, o.mem, n * SIZE[src])
+            return OK
+        return self._run("cast", f"cast_{SUF[src]}_{SUF[dst]}", n, "BBl", x, o, n)
+
+    def _to_device(self, value, nbytes):
+        """Host bytes (e.g. from host_ptr) as a temporary device buffer; device handles pass through."""
+        if isinstance(value, DeviceBuffer):
+            return value
+        raw = np.frombuffer(bytes(value)[:nbytes].ljust(nbytes, b"\0"), np.uint8).copy()
+        buf = self._buffer(nbytes)
+        self._write(buf.mem, raw)
+        return buf
+
+    def strided_copy(self, elsize, ndim, shape, src, src_off, src_str, dst, dst_off, dst_str):
+        if ndim < 0 or ndim > MAXDIMS:
+            return EBADSIZE
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        shape = _ints(shape[:ndim])
+        if any(d < 0 for d in shape):
+            return EBADSIZE
+        total = _prod(shape)
+        if total == 0:
+            return OK
+        sstr, dstr = _ints(src_str[:ndim]), _ints(dst_str[:ndim])
+        if not isinstance(src, DeviceBuffer):   # a host value (e.g. the 1 of tf.eye), read with stride 0
+            span = src_off + sum((d - 1) * s for d, s in zip(shape, sstr) if s > 0) + 1
+            src = self._to_device(src, span * elsize)
+        if ndim == 1 and sstr[0] == 1 and dstr[0] == 1:
+            self._copy(src.mem, dst.mem, total * elsize, src_off * elsize, dst_off * elsize)
+            return OK
+        return self._run("copy", f"strided_copy_{elsize}", total, "BlBliDDDl", src, src_off, dst, dst_off, ndim,
+                         shape, sstr, dstr, total)
+
+    def _fill_bits(self, dst, elsize, n, bits):
+        return self._run("copy", f"fill_{elsize}", n, "BlL", dst, n, bits)
+
+    def fill(self, elsize, value, dst, n):
+        if n < 0:
+            return EBADSIZE
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        return self._fill_bits(dst, elsize, n, _value_bits(value, elsize))

@@ -1,0 +1,367 @@
+"""The OpenCL backend: the system's OpenCL driver runs tapeflow's kernels.
+
+The host side goes through ``libOpenCL.so.1`` opened with cffi at run time
+(:mod:`tapeflow.kernels._clbind`), so tapeflow installs and imports where there
+is no OpenCL; asking for this backend there raises
+:class:`~tapeflow.kernels.BackendUnavailable` saying why.  Kernels are the
+OpenCL C sources in ``gpu/`` (shared with the CUDA backend), built for the device
+on first use of a family and cached: in memory, and on disk as program binaries
+keyed by a hash of the source, the build options and the device
+(``$TAPEFLOW_CACHE_DIR``, default ``~/.cache/tapeflow``) -- except on pocl, which
+keeps such a cache itself (``~/.cache/pocl/kcache``) and would compile every
+kernel of a program up front if asked for its binary.
+
+One in-order command queue per device: ops enqueue and return; the host waits
+when it reads a value.  The allocator and the kernel table are shared with the
+CUDA backend (:mod:`tapeflow.kernels.gpu_common`).
+
+Device ``opencl:i`` is the i-th device over all platforms (``device_count()``).
+Set ``TAPEFLOW_OPENCL_LIB`` to use another OpenCL loader.
+
+>>> from tapeflow.kernels import opencl
+>>> isinstance(opencl.device_count(), int)   # 0 where there is no OpenCL
+True
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import pathlib
+
+import numpy as np
+
+from . import BackendUnavailable
+from . import _clbind as B
+from .gpu_common import DeviceBuffer, GPUBackend, OutOfDeviceMemory, source
+
+_API = None
+
+
+def _api():
+    """``(ffi, lib)``, loaded once; raises BackendUnavailable without an OpenCL loader."""
+    global _API
+    if _API is None:
+        try:
+            _API = B.load()
+        except OSError as e:
+            raise BackendUnavailable(f"opencl backend unavailable: {e}") from None
+    return _API
+
+
+def _devices():
+    """Every OpenCL device of every platform, as (platform, device) cdata pairs."""
+    ffi, cl = _api()
+    n = ffi.new("cl_uint *")
+    st = cl.clGetPlatformIDs(0, ffi.NULL, n)
+    if st != 0 or n[0] == 0:
+        return []
+    plats = ffi.new("cl_platform_id[]", n[0])
+    cl.clGetPlatformIDs(n[0], plats, ffi.NULL)
+    out = []
+    for p in plats:
+        if cl.clGetDeviceIDs(p, B.CL_DEVICE_TYPE_ALL, 0, ffi.NULL, n) != 0 or n[0] == 0:
+            continue
+        devs = ffi.new("cl_device_id[]", n[0])
+        cl.clGetDeviceIDs(p, B.CL_DEVICE_TYPE_ALL, n[0], devs, ffi.NULL)
+        out += [(p, d) for d in devs]
+    return out
+
+
+def device_count() -> int:
+    """How many OpenCL devices this machine has (0 without a driver)."""
+    try:
+        return len(_devices())
+    except BackendUnavailable:
+        return 0
+
+
+def _info_str(fn, obj, param) -> str:
+    ffi, _ = _api()
+    size = ffi.new("size_t *")
+    if fn(obj, param, 0, ffi.NULL, size) != 0:
+        return ""
+    buf = ffi.new("char[]", size[0])
+    fn(obj, param, size[0], buf, ffi.NULL)
+    return ffi.string(buf).decode(errors="replace").strip()
+
+
+def _info_int(fn, obj, param, ctype="cl_ulong") -> int:
+    ffi, _ = _api()
+    val = ffi.new(ctype + " *")
+    fn(obj, param, ffi.sizeof(ctype), val, ffi.NULL)
+    return int(val[0])
+
+
+class OpenCLError(RuntimeError):
+    """An OpenCL call failed; the message names the call, the status and the device."""
+
+
+class OpenCLBackend(GPUBackend):
+    """Backend ``opencl``: tapeflow's kernel table on an OpenCL device (``device_count()``)."""
+
+    name = "opencl"
+
+    def __init__(self, index: int = 0):
+        ffi, cl = _api()
+        devs = _devices()
+        if not devs:
+            raise BackendUnavailable("opencl backend unavailable: no OpenCL platform or device found "
+                                     "(install a driver, e.g. Debian's pocl-opencl-icd)")
+        if not 0 <= index < len(devs):
+            raise BackendUnavailable(f"opencl:{index} does not exist; this machine has {len(devs)} OpenCL "
+                                     f"device(s)")
+        super().__init__()
+        self.ffi, self.cl = ffi, cl
+        self.index = index
+        self.device_name = f"opencl:{index}"
+        self._platform, self._device = devs[index]
+        gi = cl.clGetDeviceInfo
+        self.hardware = _info_str(gi, self._device, B.CL_DEVICE_NAME)
+        self.device_type = {B.CL_DEVICE_TYPE_GPU: "gpu", B.CL_DEVICE_TYPE_CPU: "cpu",
+                            B.CL_DEVICE_TYPE_ACCELERATOR: "accelerator"}.get(
+            _info_int(gi, self._device, B.CL_DEVICE_TYPE) & 0xE, "other")
+        self.extensions = _info_str(gi, self._device, B.CL_DEVICE_EXTENSIONS).split()
+        self.fp64 = "cl_khr_fp64" in self.extensions
+        self._units = _info_int(gi, self._device, B.CL_DEVICE_MAX_COMPUTE_UNITS, "cl_uint")
+        self._max_alloc = _info_int(gi, self._device, B.CL_DEVICE_MAX_MEM_ALLOC_SIZE)
+        self.global_mem = _info_int(gi, self._device, B.CL_DEVICE_GLOBAL_MEM_SIZE)
+        self._pool_limit = min(self.global_mem // 4, 1 << 30)
+        self.platform = _info_str(cl.clGetPlatformInfo, self._platform, B.CL_PLATFORM_NAME)
+        # pocl keeps its own on-disk kernel cache (keyed by source, options and device), and asking it
+        # for a program binary makes it compile every kernel of the program up front: skip ours there
+        self._binary_cache = "Portable Computing Language" not in self.platform
+        self._version = "|".join([_info_str(cl.clGetPlatformInfo, self._platform, B.CL_PLATFORM_VERSION),
+                                  _info_str(gi, self._device, B.CL_DEVICE_VERSION),
+                                  _info_str(gi, self._device, B.CL_DRIVER_VERSION), self.hardware])
+        err = ffi.new("cl_int *")
+        dev_arr = ffi.new("cl_device_id[1]", [self._device])
+        self._dev_arr = dev_arr
+        self._ctx = cl.clCreateContext(ffi.NULL, 1, dev_arr, ffi.NULL, ffi.NULL, err)
+        self._check(err[0], "clCreateContext")
+        self._queue = cl.clCreateCommandQueue(self._ctx, self._device, 0, err)
+        self._check(err[0], "clCreateCommandQueue")
+        self._programs: dict = {}
+        self._pending = collections.deque()   # (event, host array) of asynchronous writes
+        self._err = err
+        self._gs = ffi.new("size_t[3]")
+        self._ls = ffi.new("size_t[3]")
+        self._i32 = ffi.new("int32_t[32]")
+        self._i64 = ffi.new("int64_t[32]")
+        self._u64 = ffi.new("uint64_t[32]")
+        self._f64 = ffi.new("double[32]")
+        self._f32 = ffi.new("float[32]")
+        self._dims = [ffi.new("int64_t[12]") for _ in range(32)]
+        self._null_mem = None
+        self._null_mem = self._buffer(256)
+        self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
+
+    def __repr__(self):
+        return f"<OpenCLBackend {self.device_name}: {self.hardware} ({self.device_type})>"
+
+    # ------------------------------------------------------------ driver calls
+    def _check(self, status, what):
+        if status != 0:
+            if status in B.OUT_OF_MEMORY:
+                raise OutOfDeviceMemory(self.device_name, 0, f"{what}: {B.error_name(status)}")
+            raise OpenCLError(f"{what} failed on {self.device_name} ({self.hardware}): {B.error_name(status)}")
+
+    def compute_units(self) -> int:
+        return self._units
+
+    def _dev_alloc(self, nbytes):
+        mem = self.cl.clCreateBuffer(self._ctx, B.CL_MEM_READ_WRITE, nbytes, self.ffi.NULL, self._err)
+        st = self._err[0]
+        if st != 0:
+            if st in B.OUT_OF_MEMORY:
+                raise OutOfDeviceMemory(self.device_name, nbytes, B.error_name(st))
+            self._check(st, "clCreateBuffer")
+        return mem
+
+    def _dev_free(self, mem):
+        self.cl.clReleaseMemObject(mem)
+
+    def _arg_of(self, mem):
+        return self.ffi.new("cl_mem *", mem)
+
+    def _write(self, mem, array):
+        ev = self.ffi.new("cl_event *")
+        st = self.cl.clEnqueueWriteBuffer(self._queue, mem, 0, 0, array.nbytes, self.ffi.from_buffer(array),
+                                          0, self.ffi.NULL, ev)
+        self._check(st, "clEnqueueWriteBuffer")
+        # the queue reads `array` later: keep it alive until the write has run
+        self._pending.append((ev[0], array))
+        if len(self._pending) > 64:
+            self._retire(len(self._pending) - 32)
+
+    def _retire(self, count=None):
+        """Drop host arrays of writes that have completed (all of them after a wait)."""
+        pend = self._pending
+        if count is None:
+            while pend:
+                ev, _ = pend.popleft()
+                self.cl.clReleaseEvent(ev)
+            return
+        status = self.ffi.new("cl_int *")
+        while pend and count > 0:
+            ev, _ = pend[0]
+            self.cl.clGetEventInfo(ev, B.CL_EVENT_COMMAND_EXECUTION_STATUS, 4, status, self.ffi.NULL)
+            if status[0] > 0:      # queued, submitted or running: later writes are not done either
+                self.cl.clFlush(self._queue)
+                self.cl.clWaitForEvents(1, self.ffi.new("cl_event[1]", [ev]))
+            pend.popleft()
+            self.cl.clReleaseEvent(ev)
+            count -= 1
+
+    def _read(self, mem, array):
+        with self._lock:
+            st = self.cl.clEnqueueReadBuffer(self._queue, mem, 1, 0, array.nbytes, self.ffi.from_buffer(array),
+                                             0, self.ffi.NULL, self.ffi.NULL)
+            self.stats["syncs"] += 1
+            self._check(st, "clEnqueueReadBuffer")
+            self._retire()
+
+    def _copy(self, src, dst, nbytes, src_off=0, dst_off=0):
+        if nbytes:
+            st = self.cl.clEnqueueCopyBuffer(self._queue, src, dst, src_off, dst_off, nbytes, 0, self.ffi.NULL,
+                                             self.ffi.NULL)
+            self._check(st, "clEnqueueCopyBuffer")
+
+    def synchronize(self) -> None:
+        """Wait until every queued command has run."""
+        with self._lock:
+            self._check(self.cl.clFinish(self._queue), "clFinish")
+            self.stats["syncs"] += 1
+            self._retire()
+
+    # ---------------------------------------------------------------- programs
+    def _program(self, family):
+        prog = self._programs.get(family)
+        if prog is None:
+            prog = self._programs[family] = self._build(family)
+        return prog
+
+    def _cache_path(self, src: str) -> pathlib.Path:
+        key = hashlib.sha256("\0".join([src, self._options, self._version]).encode()).hexdigest()[:32]
+        root = os.environ.get("TAPEFLOW_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tapeflow")
+        return pathlib.Path(root) / "opencl" / f"{key}.bin"
+
+    def _build(self, family):
+        ffi, cl = self.ffi, self.cl
+        src = source(family)
+        path = self._cache_path(src) if self._binary_cache else None
+        opts = self._options.encode()
+        if path is not None and path.exists():   # a binary built before for this source, options and device
+            try:
+                blob = path.read_bytes()
+                sizes = ffi.new("size_t[1]", [len(blob)])
+                data = ffi.new("unsigned char[]", blob)
+                ptrs = ffi.new("const unsigned char *[1]", [data])
+                bst = ffi.new("cl_int[1]")
+                prog = cl.clCreateProgramWithBinary(self._ctx, 1, self._dev_arr, sizes, ptrs, bst, self._err)
+                if self._err[0] == 0 and bst[0] == 0:
+                    if cl.clBuildProgram(prog, 1, self._dev_arr, opts, ffi.NULL, ffi.NULL) == 0:
+                        return prog
+                    cl.clReleaseProgram(prog)
+            except OSError:
+                pass
+        csrc = ffi.new("char[]", src.encode())
+        prog = cl.clCreateProgramWithSource(self._ctx, 1, ffi.new("const char *[1]", [csrc]), ffi.NULL, self._err)
+        self._check(self._err[0], "clCreateProgramWithSource")
+        st = cl.clBuildProgram(prog, 1, self._dev_arr, opts, ffi.NULL, ffi.NULL)
+        if st != 0:
+            log = self._build_log(prog)
+            raise OpenCLError(f"building the {family} kernels failed on {self.device_name} ({self.hardware}): "
+                              f"{B.error_name(st)}\n{log}")
+        if path is not None:
+            self._save_binary(prog, path)
+        return prog
+
+    def _build_log(self, prog) -> str:
+        ffi = self.ffi
+        size = ffi.new("size_t *")
+        self.cl.clGetProgramBuildInfo(prog, self._device, B.CL_PROGRAM_BUILD_LOG, 0, ffi.NULL, size)
+        buf = ffi.new("char[]", size[0] + 1)
+        self.cl.clGetProgramBuildInfo(prog, self._device, B.CL_PROGRAM_BUILD_LOG, size[0], buf, ffi.NULL)
+        return ffi.string(buf).decode(errors="replace")
+
+    def _save_binary(self, prog, path):
+        ffi, cl = self.ffi, self.cl
+        try:
+            sizes = ffi.new("size_t[1]")
+            if cl.clGetProgramInfo(prog, B.CL_PROGRAM_BINARY_SIZES, ffi.sizeof(sizes), sizes, ffi.NULL) != 0:
+                return
+            if not sizes[0]:
+                return
+            data = ffi.new("unsigned char[]", sizes[0])
+            ptrs = ffi.new("unsigned char *[1]", [data])
+            if cl.clGetProgramInfo(prog, B.CL_PROGRAM_BINARIES, ffi.sizeof(ptrs), ptrs, ffi.NULL) != 0:
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(bytes(ffi.buffer(data, sizes[0])))
+            os.replace(tmp, path)
+        except OSError:
+            pass   # a read-only home: build from source next time
+
+    def _kernel(self, family, name):
+        prog = self._program(family)
+        k = self.cl.clCreateKernel(prog, name.encode(), self._err)
+        if self._err[0] == -46:   # CL_INVALID_KERNEL_NAME: no such kernel (e.g. float64 without fp64)
+            return None
+        self._check(self._err[0], f"clCreateKernel({name})")
+        return k
+
+    # --------------------------------------------------------------- launching
+    def _launch(self, k, gsize, lsize, sig, args):
+        ffi, cl = self.ffi, self.cl
+        set_arg = cl.clSetKernelArg
+        if len(sig) != len(args):  # pragma: no cover - a wrapper bug
+            raise TypeError(f"kernel signature {sig!r} does not match {len(args)} arguments")
+        with self._lock:
+            for i, (code, v) in enumerate(zip(sig, args)):
+                if code == "B":
+                    st = set_arg(k, i, 8, v.arg if v is not None and type(v) is DeviceBuffer else self._null_mem.arg)
+                elif code == "l":
+                    self._i64[i] = v
+                    st = set_arg(k, i, 8, self._i64 + i)
+                elif code == "i":
+                    self._i32[i] = v
+                    st = set_arg(k, i, 4, self._i32 + i)
+                elif code == "L":
+                    self._u64[i] = v
+                    st = set_arg(k, i, 8, self._u64 + i)
+                elif code == "D":
+                    d = self._dims[i]
+                    for j, x in enumerate(v):
+                        d[j] = x
+                    st = set_arg(k, i, 96, d)
+                elif code == "p":
+                    if self.fp64:
+                        self._f64[i] = v
+                        st = set_arg(k, i, 8, self._f64 + i)
+                    else:
+                        self._f32[i] = v
+                        st = set_arg(k, i, 4, self._f32 + i)
+                elif code == "d":
+                    self._f64[i] = v
+                    st = set_arg(k, i, 8, self._f64 + i)
+                elif code == "f":
+                    self._f32[i] = v
+                    st = set_arg(k, i, 4, self._f32 + i)
+                else:  # pragma: no cover
+                    raise ValueError(f"unknown argument code {code!r}")
+                if st != 0:
+                    self._check(st, f"clSetKernelArg({i})")
+            nd = len(gsize)
+            gs, ls = self._gs, self._ls
+            for j in range(nd):
+                gs[j] = gsize[j]
+                ls[j] = lsize[j]
+            st = cl.clEnqueueNDRangeKernel(self._queue, k, nd, ffi.NULL, gs, ls, 0, ffi.NULL, ffi.NULL)
+            self.stats["launches"] += 1
+            if st != 0:
+                self._check(st, "clEnqueueNDRangeKernel")
+
+
+_ = np
