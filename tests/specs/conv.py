@@ -201,6 +201,8 @@ _CONV_FIXED = [
     ((1, 9, 9, 1), (3, 3, 1, 2), 2, "VALID", [2, 1]),             # dilations with strides
     ((1, 5, 6, 2), (2, 3, 2, 3), 1, [[0, 0], [1, 2], [0, 1], [0, 0]], 1),  # explicit padding
     ((1, 4, 5, 2), (3, 3, 2, 1), 2, [[2, 0], [1, 1]], 1),         # explicit, short form
+    ((2, 7, 8, 5), (3, 2, 5, 3), 1, [[0, 0], [2, 0], [1, 3], [0, 0]], [2, 3]),  # transposed-conv gradient path
+    ((1, 4, 4, 4), (2, 2, 4, 2), 1, [[0, 0], [3, 1], [0, 4], [0, 0]], 1),       # padding beyond the kernel
     ((3, 4, 4, 5), (1, 1, 5, 3), 1, "VALID", 1),                  # pointwise (no im2col)
     ((1, 3, 3, 1), (3, 3, 1, 1), 1, "VALID", 1),                  # kernel == input
     ((0, 5, 5, 2), (3, 3, 2, 3), 1, "SAME", 1),                   # empty batch
