@@ -1,7 +1,11 @@
+import os
+import sys
 import zlib
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # for nn_testutil
 
 
 @pytest.fixture
