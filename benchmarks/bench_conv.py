@@ -1,0 +1,179 @@
+"""Convolution benchmarks: conv2d forward + backward (input and filter gradients), and pooling.
+
+Measured in this process beside PyTorch (``torch.nn.functional.conv2d`` with
+autograd, its native NCHW layout) and TensorFlow (``tf.nn.conv2d`` under a
+GradientTape, NHWC), when installed; every framework uses both cores.
+
+* ``tapeflow ops``: the forward op and the two backprop ops called directly
+  (what the tape runs);
+* ``tapeflow tape``: the same through ``tf.GradientTape`` (``output_gradients``);
+* ``fwd``: the forward convolution alone.
+
+Shapes: the seeds' small CNN layers, batch 32: 28x28x1 -> 16 filters 3x3 and
+28x28x16 -> 16 filters 3x3 (VALID, stride 1); then 2x2/2 max and average pooling
+of 32x26x26x16, forward + backward.
+
+usage: python benchmarks/bench_conv.py [--quick]
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from _common import best_of, optional, save, table
+
+import tapeflow as tf
+
+torch = optional("torch")
+tensorflow = optional("tensorflow")
+
+QUICK = "--quick" in sys.argv
+NUMBER, REPEAT = (5, 3) if QUICK else (20, 7)
+CONVS = [("32x28x28x1 -> 16 3x3", (32, 28, 28, 1), (3, 3, 1, 16)),
+         ("32x28x28x16 -> 16 3x3", (32, 28, 28, 16), (3, 3, 16, 16))]
+POOL_SHAPE = (32, 26, 26, 16)
+
+
+def ms(s):
+    return f"{s * 1e3:.3f}"
+
+
+def tapeflow_conv(x, w, dy):
+    x, w, dy = tf.constant(x), tf.constant(w), tf.constant(dy)
+
+    def ops():
+        tf.conv2d(x, w, 1, "VALID")
+        tf.conv2d_backprop_input(x.shape, w, dy, 1, "VALID")
+        tf.conv2d_backprop_filter(x, w.shape, dy, 1, "VALID")
+
+    def tape():
+        with tf.GradientTape() as t:
+            t.watch(x)
+            t.watch(w)
+            y = tf.conv2d(x, w, 1, "VALID")
+        return t.gradient(y, [x, w], output_gradients=dy)
+
+    return {"fwd": lambda: tf.conv2d(x, w, 1, "VALID"), "tapeflow ops": ops, "tapeflow tape": tape}
+
+
+def torch_conv(x, w, dy):
+    xt = torch.tensor(x.transpose(0, 3, 1, 2).copy(), requires_grad=True)
+    wt = torch.tensor(w.transpose(3, 2, 0, 1).copy(), requires_grad=True)
+    dyt = torch.tensor(dy.transpose(0, 3, 1, 2).copy())
+    F = torch.nn.functional
+
+    def fwd():
+        with torch.no_grad():
+            return F.conv2d(xt, wt)
+
+    def fb():
+        y = F.conv2d(xt, wt)
+        return torch.autograd.grad(y, [xt, wt], dyt)
+
+    return {"fwd": fwd, "fwd+bwd": fb}
+
+
+def tensorflow_conv(x, w, dy):
+    T = tensorflow
+    xt, wt, dyt = T.constant(x), T.constant(w), T.constant(dy)
+
+    def fb():
+        with T.GradientTape() as t:
+            t.watch(xt)
+            t.watch(wt)
+            y = T.nn.conv2d(xt, wt, 1, "VALID")
+        return t.gradient(y, [xt, wt], output_gradients=dyt)
+
+    return {"fwd": lambda: T.nn.conv2d(xt, wt, 1, "VALID"), "fwd+bwd": fb}
+
+
+def check_agreement(x, w, dy):
+    """The frameworks compute the same numbers (so the timings compare like with like)."""
+    xt, wt, dyt = tf.constant(x), tf.constant(w), tf.constant(dy)
+    ours = [tf.conv2d(xt, wt, 1, "VALID").numpy(), tf.conv2d_backprop_input(xt.shape, wt, dyt, 1, "VALID").numpy(),
+            tf.conv2d_backprop_filter(xt, wt.shape, dyt, 1, "VALID").numpy()]
+    if torch is not None:
+        xx = torch.tensor(x.transpose(0, 3, 1, 2).copy(), requires_grad=True)
+        ww = torch.tensor(w.transpose(3, 2, 0, 1).copy(), requires_grad=True)
+        y = torch.nn.functional.conv2d(xx, ww)
+        gx, gw = torch.autograd.grad(y, [xx, ww], torch.tensor(dy.transpose(0, 3, 1, 2).copy()))
+        theirs = [y.detach().numpy().transpose(0, 2, 3, 1), gx.numpy().transpose(0, 2, 3, 1),
+                  gw.numpy().transpose(2, 3, 1, 0)]
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3)
+
+
+def main():
+    rng = np.random.default_rng(0)
+    results: dict = {"conv": {}, "pool": {}}
+    rows = []
+    for label, xs, ws in CONVS:
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = rng.standard_normal(ws).astype(np.float32) * 0.1
+        dy = rng.standard_normal((xs[0], xs[1] - 2, xs[2] - 2, ws[3])).astype(np.float32)
+        check_agreement(x, w, dy)
+        timings = {}
+        for name, fn in tapeflow_conv(x, w, dy).items():
+            timings[name] = best_of(fn, NUMBER, REPEAT)
+        if torch is not None:
+            for name, fn in torch_conv(x, w, dy).items():
+                timings[f"pytorch {name}"] = best_of(fn, NUMBER, REPEAT)
+        if tensorflow is not None:
+            for name, fn in tensorflow_conv(x, w, dy).items():
+                timings[f"tensorflow {name}"] = best_of(fn, NUMBER, REPEAT)
+        results["conv"][label] = {k: v * 1e3 for k, v in timings.items()}
+        base_fb, base_f = timings["tapeflow tape"], timings["fwd"]
+        rows.append([label, "tapeflow", ms(timings["fwd"]), ms(timings["tapeflow ops"]), ms(timings["tapeflow tape"]),
+                     "1.00x"])
+        for fw in ("pytorch", "tensorflow"):
+            if f"{fw} fwd" in timings:
+                rows.append([label, fw, ms(timings[f"{fw} fwd"]), "", ms(timings[f"{fw} fwd+bwd"]),
+                             f"{timings[f'{fw} fwd+bwd'] / base_fb:.2f}x"])
+        _ = base_f
+    print(table("conv2d, float32, ms per call (ratio: framework fwd+bwd / tapeflow tape fwd+bwd; > 1 means "
+                "tapeflow is faster)", ["shape", "framework", "fwd", "fwd+bwd ops", "fwd+bwd", "ratio"], rows))
+
+    x = rng.standard_normal(POOL_SHAPE).astype(np.float32)
+    prow = []
+    for kind in ("max", "avg"):
+        timings = {}
+        xt = tf.constant(x)
+        pool = tf.max_pool2d if kind == "max" else tf.avg_pool2d
+        y = pool(xt, 2, 2, "VALID")
+        dy = tf.ones(y.shape)
+        if kind == "max":
+            back = lambda: tf.max_pool_grad(xt, y, dy, 2, 2, "VALID")  # noqa: E731
+        else:
+            back = lambda: tf.avg_pool_grad(xt.shape, dy, 2, 2, "VALID")  # noqa: E731
+        timings["tapeflow"] = best_of(lambda: (pool(xt, 2, 2, "VALID"), back()), NUMBER, REPEAT)
+        if torch is not None:
+            xx = torch.tensor(x.transpose(0, 3, 1, 2).copy(), requires_grad=True)
+            tp = torch.nn.functional.max_pool2d if kind == "max" else torch.nn.functional.avg_pool2d
+
+            def tfb():
+                out = tp(xx, 2, 2)
+                return torch.autograd.grad(out, xx, torch.ones_like(out))
+            timings["pytorch"] = best_of(tfb, NUMBER, REPEAT)
+        if tensorflow is not None:
+            T = tensorflow
+            xt2 = T.constant(x)
+            tpool = T.nn.max_pool2d if kind == "max" else T.nn.avg_pool2d
+
+            def tffb():
+                with T.GradientTape() as t:
+                    t.watch(xt2)
+                    out = tpool(xt2, 2, 2, "VALID")
+                return t.gradient(out, xt2)
+            timings["tensorflow"] = best_of(tffb, NUMBER, REPEAT)
+        results["pool"][kind] = {k: v * 1e3 for k, v in timings.items()}
+        for fw, t in timings.items():
+            prow.append([f"{kind} 2x2/2 of {'x'.join(map(str, POOL_SHAPE))}", fw, ms(t),
+                         f"{t / timings['tapeflow']:.2f}x"])
+    print(table("pooling forward + backward, float32, ms (ratio vs tapeflow; > 1 means tapeflow is faster)",
+                ["op", "framework", "ms", "ratio"], prow))
+    save("conv", results)
+
+
+if __name__ == "__main__":
+    main()
