@@ -1,0 +1,193 @@
+"""compile / fit / evaluate / predict, the progress bar and the callbacks."""
+import io
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+L = tf.keras.layers
+
+
+def _blobs(rng, n=256):
+    """Three separable 2-D clusters."""
+    centers = np.array([[0.0, 3.0], [3.0, -2.0], [-3.0, -2.0]], np.float32)
+    y = rng.integers(0, 3, n)
+    x = (centers[y] + rng.normal(0, 0.6, size=(n, 2))).astype(np.float32)
+    return x, y
+
+
+def _classifier():
+    return tf.keras.Sequential([L.Dense(16, activation="relu", input_shape=(2,)), L.Dense(3)])
+
+
+def _compile(model, lr=0.05):
+    model.compile(optimizer=tf.optimizers.Adam(lr), loss=tf.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    return model
+
+
+def test_fit_arrays_learns_and_reports_history(rng):
+    x, y = _blobs(rng)
+    model = _compile(_classifier())
+    h = model.fit(x, y, batch_size=32, epochs=8, verbose=0, validation_split=0.25)
+    assert set(h.history) == {"loss", "accuracy", "val_loss", "val_accuracy"}
+    assert len(h.history["loss"]) == 8 and h.epoch == list(range(8))
+    assert h.history["loss"][-1] < h.history["loss"][0]
+    assert h.history["accuracy"][-1] > 0.95 and h.history["val_accuracy"][-1] > 0.95
+    loss, acc = model.evaluate(x, y, verbose=0)
+    assert acc > 0.95 and loss < 0.3
+    assert model.evaluate(x, y, verbose=0, return_dict=True)["accuracy"] == pytest.approx(acc)
+    pred = model.predict(x, batch_size=50, verbose=0)
+    assert isinstance(pred, np.ndarray) and pred.shape == (256, 3)
+    assert (pred.argmax(1) == y).mean() == pytest.approx(acc, abs=1e-6)
+    assert model.optimizer.iterations.numpy() == 8 * 6  # 192 training examples / 32
+
+
+def test_fit_on_a_tapeflow_dataset(rng):
+    x, y = _blobs(rng)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(256, seed=1).batch(32)
+    val = tf.data.Dataset.from_tensor_slices((x[:64], y[:64])).batch(64)
+    model = _compile(_classifier())
+    out = io.StringIO()
+    old, sys.stdout = sys.stdout, out
+    try:
+        h = model.fit(ds, epochs=5, validation_data=val)
+    finally:
+        sys.stdout = old
+    text = out.getvalue()
+    # the progress bar: epoch header, steps, time per step, loss and metrics
+    assert "Epoch 1/5" in text and "Epoch 5/5" in text
+    last = [line for line in text.splitlines() if line.startswith("8/8")][-1]
+    assert "[==============================]" in last and "/step" in last
+    assert "loss: " in last and "accuracy: " in last and "val_loss: " in last
+    assert h.history["accuracy"][-1] > 0.95
+    assert model.evaluate(ds, verbose=0)[1] > 0.95
+    assert model.predict(ds.map(lambda a, b: a), verbose=0).shape == (256, 3)
+
+
+def test_fit_with_steps_per_epoch_on_a_repeated_dataset(rng):
+    x, y = _blobs(rng, 64)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat()
+    model = _compile(_classifier())
+    model.fit(ds, epochs=3, steps_per_epoch=5, verbose=0)
+    assert int(model.optimizer.iterations) == 15
+
+
+def test_progress_bar_on_a_terminal_redraws_in_place():
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = TTY()
+    bar = tf.keras.callbacks.Progbar(3, stream=out, interval=0.0)
+    for i in range(1, 4):
+        bar.update(i, [("loss", 1.0 / i)])
+    text = out.getvalue()
+    assert text.count("\r") == 3 and text.endswith("\n")
+    assert "1/3 [=========>....................] - ETA:" in text
+    assert "3/3 [==============================]" in text and "loss: 0.3333" in text
+
+
+def test_sample_weights_change_the_loss(rng):
+    x = rng.normal(size=(40, 3)).astype(np.float32)
+    y = rng.normal(size=(40, 1)).astype(np.float32)
+    model = tf.keras.Sequential([L.Dense(1, input_shape=(3,))])
+    model.compile(optimizer="sgd", loss="mse")
+    w = np.zeros(40, np.float32)
+    w[:10] = 1.0
+    full = model.evaluate(x, y, verbose=0, batch_size=40)
+    part = model.evaluate(x, y, sample_weight=w, verbose=0, batch_size=40)
+    err = ((model.predict(x, verbose=0) - y) ** 2)[:, 0]
+    assert full == pytest.approx(err.mean(), rel=1e-5)
+    assert part == pytest.approx((err * w).sum() / 40, rel=1e-5)
+
+
+def test_early_stopping_stops_and_restores_best_weights(rng):
+    x, y = _blobs(rng, 64)
+    model = _compile(_classifier(), lr=0.0)  # nothing improves
+    stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2, restore_best_weights=True)
+    h = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop])
+    assert len(h.history["loss"]) == 3 and stop.stopped_epoch == 2
+    # a real improvement resets the patience
+    stop2 = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=1, min_delta=10.0)
+    h = _compile(_classifier()).fit(x, y, epochs=20, verbose=0, callbacks=[stop2])
+    assert len(h.history["loss"]) == 2
+
+
+def test_model_checkpoint_and_tensorboard_callbacks(tmp_path, rng):
+    x, y = _blobs(rng, 128)
+    model = _compile(_classifier())
+    ckpt = tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "w-{epoch:02d}-{loss:.2f}"))
+    best = tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "best"), monitor="val_loss", save_best_only=True)
+    board = tf.keras.callbacks.TensorBoard(str(tmp_path / "logs"), histogram_freq=1)
+    model.fit(x, y, epochs=3, verbose=0, validation_data=(x[:32], y[:32]), callbacks=[ckpt, best, board])
+    saved = sorted(p for p in os.listdir(tmp_path) if p.startswith("w-"))
+    assert len(saved) == 3 and saved[0].startswith("w-01-") and saved[0].endswith(".safetensors")
+    assert os.path.exists(tmp_path / "best.safetensors")
+    # the best weights load into a fresh model
+    fresh = _classifier()
+    fresh.load_weights(str(tmp_path / "best")).assert_consumed()
+    ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    train = ea.EventAccumulator(str(tmp_path / "logs" / "train"))
+    train.Reload()
+    assert [e.step for e in train.Scalars("epoch_loss")] == [0, 1, 2]
+    assert "epoch_accuracy" in train.Tags()["scalars"]
+    assert any(t.endswith("/histogram") for t in train.Tags()["histograms"])
+    val = ea.EventAccumulator(str(tmp_path / "logs" / "validation"))
+    val.Reload()
+    assert len(val.Scalars("epoch_loss")) == 3
+
+
+def test_learning_rate_scheduler_and_lambda_callback(rng):
+    x, y = _blobs(rng, 64)
+    model = _compile(_classifier(), lr=0.1)
+    seen = []
+    sched = tf.keras.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1))
+    spy = tf.keras.callbacks.LambdaCallback(on_epoch_begin=lambda e, logs=None: seen.append(model.optimizer.lr))
+    h = model.fit(x, y, epochs=3, verbose=0, callbacks=[sched, spy])
+    assert seen == pytest.approx([0.1, 0.05, 0.1 / 3])
+    assert h.history["learning_rate"] == pytest.approx([0.1, 0.05, 0.1 / 3])
+
+
+def test_compile_and_fit_errors(rng):
+    x, y = _blobs(rng, 16)
+    model = _classifier()
+    with pytest.raises(RuntimeError, match="compile"):
+        model.fit(x, y, verbose=0)
+    _compile(model)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="x has 16 examples but y has 15"):
+        model.fit(x, y[:15], verbose=0)
+    with pytest.raises(ValueError, match="unknown loss"):
+        model.compile(optimizer="adam", loss="cross_entropy_typo")
+    with pytest.raises(TypeError, match="functional"):
+        tf.keras.Model(inputs=None, outputs=None)
+
+
+def test_train_on_batch_and_regularization_losses(rng):
+    x = rng.normal(size=(8, 3)).astype(np.float32)
+    y = rng.normal(size=(8, 1)).astype(np.float32)
+    model = tf.keras.Sequential([L.Dense(1, input_shape=(3,), kernel_regularizer=tf.keras.regularizers.L2(0.5))])
+    model.compile(optimizer=tf.optimizers.SGD(0.0), loss="mse")
+    k = model.layers[0].kernel.numpy()
+    loss = model.train_on_batch(x, y)
+    mse = ((x @ k + model.layers[0].bias.numpy() - y) ** 2).mean()
+    assert loss == pytest.approx(mse + 0.5 * (k ** 2).sum(), rel=1e-5)
+    assert model.test_on_batch(x, y) == pytest.approx(loss, rel=1e-6)
+    assert model.predict_on_batch(x).shape == (8, 1)
+
+
+def test_accuracy_picks_the_form_from_the_loss_or_shapes(rng):
+    x = rng.normal(size=(32, 4)).astype(np.float32)
+    yb = (x[:, :1] > 0).astype(np.float32)
+    model = tf.keras.Sequential([L.Dense(1, activation="sigmoid", input_shape=(4,))])
+    model.compile(optimizer=tf.optimizers.Adam(0.1), loss="binary_crossentropy", metrics=["accuracy"])
+    h = model.fit(x, yb, epochs=30, verbose=0)
+    assert h.history["accuracy"][-1] > 0.9
+    model2 = tf.keras.Sequential([L.Dense(3, input_shape=(4,))])
+    model2.compile(optimizer="sgd", loss=lambda a, b: tf.reduce_mean(tf.square(b)), metrics=["accuracy"])
+    logs = model2.evaluate(x, np.zeros(32, np.int64), verbose=0, return_dict=True)
+    pred = model2.predict(x, verbose=0)
+    assert logs["accuracy"] == pytest.approx((pred.argmax(1) == 0).mean())
