@@ -115,6 +115,13 @@ def test_batch_of_different_shapes_is_an_error():
         list(ds.batch(3))
 
 
+def test_batch_of_different_structures_is_an_error():
+    ds = Dataset.range(4).map(lambda x: (x, x) if int(x) % 2 else (x,))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"two elements of a batch do not have the same nesting: \(\.,\) vs\. \(\., \.\)"):
+        list(ds.batch(2))
+
+
 def test_batch_size_must_be_positive():
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"batch_size = 0 is not allowed; allowed: >= 1"):
         Dataset.range(3).batch(0)

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 from tapeflow.core import ops as _ops
 from tapeflow.core.dispatch import hooks
 from tapeflow.core.tensor import Tensor
@@ -168,14 +166,27 @@ def probe(call, elems: list, batch):
 
 
 def stack_outputs(outs):
+    """Stack a list of elements (same structure) into one batched element, one kernel per component."""
     first = outs[0]
+    t = type(first)
+    if t is Tensor or t is bytes:
+        for o in outs:
+            if type(o) is not t:
+                S.assert_same_structure(first, o, "two elements of a batch", "BatchDataset")
+        return B.stack(outs, "BatchDataset", "component 0")
+    if t is tuple and not any(isinstance(v, (tuple, dict)) for v in first):
+        n = len(first)
+        for o in outs:
+            if type(o) is not tuple or len(o) != n:
+                S.assert_same_structure(first, o, "two elements of a batch", "BatchDataset")
+        cols = zip(*outs)
+        return tuple(B.stack(list(c), "BatchDataset", f"component {j}") for j, c in enumerate(cols))
+    for o in outs:
+        if not S.same_structure(first, o):
+            S.assert_same_structure(first, o, "two elements of a batch", "BatchDataset")
     flats = [S.flatten(o) for o in outs]
-    for i, f in enumerate(flats):
-        if len(f) != len(flats[0]) or not S.same_structure(outs[i], first):
-            S.assert_same_structure(first, outs[i], "the map function's results for two elements",
-                                    "MapDataset")
+    for f in flats:
+        if len(f) != len(flats[0]):  # leaves that are nests in one element and values in another
+            S.assert_same_structure(first, outs[flats.index(f)], "two elements of a batch", "BatchDataset")
     return S.pack(first, [B.stack(list(col), "BatchDataset", f"component {j}")
                           for j, col in enumerate(zip(*flats))])
-
-
-_ = np
