@@ -8,6 +8,7 @@
  * size, so every dtype works; the scatter-adds loop per numeric dtype.
  */
 #include "tpf.h"
+#include "index_par.h"
 #include <stdlib.h>
 
 static inline int64_t rd_idx(const void *p, int is64, int64_t i) {
@@ -47,14 +48,13 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
     char *O = (char *)out;
     size_t rb = (size_t)(inner * elsize);
     int nt = TPF_NTHREADS(rows * inner);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+    PFOR(r, rows,
         int64_t j = r % nidx, bo = r / nidx, b = bo / outer;
         int64_t v = rd_idx(idx, is64, b * nidx + j);
         const char *s = P + ((bo * axis_n + v) * inner) * elsize;
         if (inner == 1) copy_el(O + r * elsize, s, elsize);
         else memcpy(O + r * rb, s, rb);
-    }
+    );
     return TPF_OK;
 }
 
@@ -65,8 +65,7 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
 #define SCATTER_ADD_AXIS(T)                                                              \
     do {                                                                                 \
         T *Ot = (T *)out; const T *U = (const T *)upd;                                   \
-        _Pragma("omp parallel for num_threads(nt) schedule(static)")                      \
-        for (int64_t task = 0; task < bo_n * nch; task++) {                              \
+        PFOR(task, bo_n * nch,                                                           \
             int64_t bo = task / nch, ch = task % nch, b = bo / outer;                    \
             int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;             \
             for (int64_t j = 0; j < nidx; j++) {                                         \
@@ -76,7 +75,7 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
                 const T *u = U + (bo * nidx + j) * inner;                                \
                 for (int64_t c = c0; c < c1; c++) o[c] += u[c];                          \
             }                                                                            \
-        }                                                                                \
+        );                                                                               \
     } while (0)
 
 int tpf_scatter_add_axis(int dt, int idx_dt, const void *upd, const void *idx, void *out,
@@ -148,13 +147,12 @@ int tpf_gather_nd(int64_t elsize, int idx_dt, const void *params, const void *id
     char *O = (char *)out;
     size_t rb = (size_t)(inner * elsize);
     int nt = TPF_NTHREADS(rows * inner);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+    PFOR(r, rows,
         int64_t b = r / nrest;
         const char *s = P + ((b * slab + tuple_offset(is64, idx, r, k, dims)) * inner) * elsize;
         if (inner == 1) copy_el(O + r * elsize, s, elsize);
         else memcpy(O + r * rb, s, rb);
-    }
+    );
     return TPF_OK;
 }
 
@@ -164,15 +162,14 @@ int tpf_gather_nd(int64_t elsize, int idx_dt, const void *params, const void *id
 #define SCATTER_ND(T, STMT)                                                              \
     do {                                                                                 \
         T *Ot = (T *)out; const T *U = (const T *)upd;                                   \
-        _Pragma("omp parallel for num_threads(nt) schedule(static)")                      \
-        for (int64_t ch = 0; ch < nch; ch++) {                                           \
+        PFOR(ch, nch,                                                                    \
             int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;             \
             for (int64_t t = 0; t < n; t++) {                                            \
                 T *o = Ot + tuple_offset(is64, idx, t, k, dims) * inner;                 \
                 const T *u = U + t * inner;                                              \
                 for (int64_t c = c0; c < c1; c++) STMT;                                  \
             }                                                                            \
-        }                                                                                \
+        );                                                                               \
     } while (0)
 
 int tpf_scatter_nd(int op, int dt, int idx_dt, const void *idx, const void *upd, void *out,
@@ -225,14 +222,13 @@ int tpf_one_hot(int64_t elsize, int idx_dt, const void *idx, const void *on, con
     char *O = (char *)out;
     int64_t rows = outer * depth;
     int nt = TPF_NTHREADS(rows * inner);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+    PFOR(r, rows,
         int64_t o = r / depth, d = r % depth;
         char *row = O + r * inner * elsize;
         for (int64_t c = 0; c < inner; c++)
             copy_el(row + c * elsize, rd_idx(idx, is64, o * inner + c) == d ? (const char *)on : (const char *)off,
                     elsize);
-    }
+    );
     return TPF_OK;
 }
 
@@ -265,6 +261,7 @@ int tpf_count_nonzero(int dt, const void *x, int64_t n, int64_t *count) {
     if (n < 0) return TPF_EBADSIZE;
     if (!tpf_dtype_size(dt)) return TPF_EBADDTYPE;
     int nt = TPF_NTHREADS(n);
+    if (nt <= 1) return count_range(dt, x, 0, n, count);
     int64_t total = 0;
     #pragma omp parallel for num_threads(nt) schedule(static) reduction(+:total)
     for (int t = 0; t < nt; t++) {
@@ -330,8 +327,9 @@ int tpf_select(int64_t elsize, int ndim, const int64_t *shape, const void *cond,
     int64_t cs = cstr[ndim - 1], as = astr[ndim - 1], bs = bstr[ndim - 1];
     const uint8_t *C = (const uint8_t *)cond;
     int nt = TPF_NTHREADS(total);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+#define SEL(T) { const T *A = (const T *)a + ao, *B = (const T *)b + bo; T *O = (T *)out + r * n; \
+                 for (int64_t i = 0; i < n; i++) O[i] = c[i * cs] ? A[i * as] : B[i * bs]; }
+    PFOR(r, rows,
         int64_t co = 0, ao = 0, bo = 0, rem = r;
         for (int d = ndim - 2; d >= 0; d--) {
             int64_t i = rem % shape[d]; rem /= shape[d];
@@ -339,14 +337,12 @@ int tpf_select(int64_t elsize, int ndim, const int64_t *shape, const void *cond,
         }
         const uint8_t *c = C + co;
         switch (elsize) {
-#define SEL(T) { const T *A = (const T *)a + ao, *B = (const T *)b + bo; T *O = (T *)out + r * n; \
-                 for (int64_t i = 0; i < n; i++) O[i] = c[i * cs] ? A[i * as] : B[i * bs]; }
         case 1: SEL(uint8_t) break;
         case 2: SEL(uint16_t) break;
         case 4: SEL(uint32_t) break;
         default: SEL(uint64_t) break;
-#undef SEL
         }
-    }
+    );
+#undef SEL
     return TPF_OK;
 }

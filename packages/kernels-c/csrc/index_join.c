@@ -5,6 +5,7 @@
  * axis length times everything after it), so one launch moves every piece.
  */
 #include "tpf.h"
+#include "index_par.h"
 #include <stdlib.h>
 
 static int okelsize(int64_t e) { return e == 1 || e == 2 || e == 4 || e == 8; }
@@ -21,13 +22,12 @@ int tpf_concat(int64_t elsize, int n, void **srcs, const int64_t *widths, int64_
     off[0] = 0;
     for (int i = 0; i < n; i++) off[i + 1] = off[i] + widths[i];
     int nt = TPF_NTHREADS(outer * total);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t task = 0; task < outer * n; task++) {
+    PFOR(task, outer * n,
         int64_t r = task / n; int i = (int)(task % n);
         if (widths[i])
             memcpy((char *)dst + (r * total + off[i]) * elsize, (const char *)srcs[i] + r * widths[i] * elsize,
                    (size_t)(widths[i] * elsize));
-    }
+    );
     free(off);
     return TPF_OK;
 }
@@ -44,8 +44,7 @@ int tpf_split(int64_t elsize, int n, const void *src, const int64_t *widths, int
     off[0] = 0;
     for (int i = 0; i < n; i++) off[i + 1] = off[i] + widths[i];
     int nt = TPF_NTHREADS(outer * total);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t task = 0; task < outer * n; task++) {
+    PFOR(task, outer * n,
         int64_t r = task / n; int i = (int)(task % n);
         int64_t w = widths[i];
         if (!w) continue;
@@ -58,7 +57,7 @@ int tpf_split(int64_t elsize, int n, const void *src, const int64_t *widths, int
         case 8: memcpy(d, s, 8); break;
         default: memcpy(d, s, (size_t)(w * elsize)); break;
         }
-    }
+    );
     free(off);
     return TPF_OK;
 }
@@ -91,8 +90,7 @@ int tpf_pad(int64_t elsize, int mode, int ndim, const int64_t *in_shape, const i
     int64_t n = out_shape[ndim - 1], nin = in_shape[ndim - 1], b = before[ndim - 1];
     int64_t rows = total / n;
     int nt = TPF_NTHREADS(total);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+    PFOR(r, rows,
         int64_t rem = r, so = 0;
         int inside = 1;
         for (int d = ndim - 2; d >= 0; d--) {
@@ -117,7 +115,7 @@ int tpf_pad(int64_t elsize, int mode, int ndim, const int64_t *in_shape, const i
             int64_t s = pad_src(i - b, nin, mode);
             memcpy(o + i * elsize, s < 0 ? (const char *)value : srow + s * elsize, (size_t)elsize);
         }
-    }
+    );
     return TPF_OK;
 }
 

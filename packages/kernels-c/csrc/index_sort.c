@@ -8,6 +8,7 @@
  * against the row; ties go to the lower index, as in TensorFlow.
  */
 #include "tpf.h"
+#include "index_par.h"
 #include <stdlib.h>
 
 #define NOT_NAN(x) 0
@@ -122,35 +123,34 @@ static void emit(size_t es, const void *x, int64_t xbase, const int64_t *ids, in
     }
 }
 
-#define SORT_ROWS(SUF)                                                                          \
-    do {                                                                                         \
-        _Pragma("omp parallel num_threads(nt)")                                                  \
-        {                                                                                        \
-            pair_##SUF *p = malloc(sizeof(pair_##SUF) * (size_t)(2 * n));                        \
-            int64_t *ids = malloc(sizeof(int64_t) * (size_t)n);                                  \
-            {                                                                                    \
-                _Pragma("omp for schedule(static)")                                              \
-                for (int64_t r = 0; r < outer; r++) {                                            \
-                    if (!p || !ids) { failed = 1; continue; }                                    \
-                    load_##SUF(dt, x, r * n, n, p);                                              \
-                    int64_t m = n;                                                               \
-                    if (k < 0) {                                                                 \
-                        if (descending) msort_desc_##SUF(p, p + n, n);                           \
-                        else msort_asc_##SUF(p, p + n, n);                                       \
-                    } else if (k * 8 >= n) {                                                     \
-                        msort_desc_##SUF(p, p + n, n); m = k;                                    \
-                    } else {                                                                     \
-                        select_k_##SUF(p, n, p + n, k);                                          \
-                        msort_desctb_##SUF(p + n, p, k);                                         \
-                        memmove(p, p + n, sizeof(pair_##SUF) * (size_t)k); m = k;               \
-                    }                                                                            \
-                    for (int64_t j = 0; j < m; j++) ids[j] = p[j].i;                             \
-                    emit(es, x, r * n, ids, m, vals, idx, idx64, r * m);                         \
-                }                                                                                \
-            }                                                                                    \
-            free(p); free(ids);                                                                  \
+/* rows [r0, r1) of one sort or top_k, with this thread's own buffers */
+#define DEF_SORT_ROWS(SUF)                                                                      \
+static int sort_rows_##SUF(int dt, const void *x, void *vals, void *idx, int idx64, size_t es, int64_t n, \
+                           int descending, int64_t k, int64_t r0, int64_t r1) {                  \
+    if (r0 >= r1) return 0;                                                                      \
+    pair_##SUF *p = malloc(sizeof(pair_##SUF) * (size_t)(2 * n));                                \
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)n);                                          \
+    if (!p || !ids) { free(p); free(ids); return 1; }                                            \
+    for (int64_t r = r0; r < r1; r++) {                                                          \
+        load_##SUF(dt, x, r * n, n, p);                                                          \
+        int64_t m = n;                                                                           \
+        if (k < 0) {                                                                             \
+            if (descending) msort_desc_##SUF(p, p + n, n);                                       \
+            else msort_asc_##SUF(p, p + n, n);                                                   \
+        } else if (k * 8 >= n) {                                                                 \
+            msort_desc_##SUF(p, p + n, n); m = k;                                                \
+        } else {                                                                                 \
+            select_k_##SUF(p, n, p + n, k);                                                      \
+            msort_desctb_##SUF(p + n, p, k);                                                     \
+            memmove(p, p + n, sizeof(pair_##SUF) * (size_t)k); m = k;                           \
         }                                                                                        \
-    } while (0)
+        for (int64_t j = 0; j < m; j++) ids[j] = p[j].i;                                         \
+        emit(es, x, r * n, ids, m, vals, idx, idx64, r * m);                                     \
+    }                                                                                            \
+    free(p); free(ids);                                                                          \
+    return 0;                                                                                    \
+}
+DEF_SORT_ROWS(f) DEF_SORT_ROWS(d) DEF_SORT_ROWS(i)
 
 static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n,
                      int descending, int64_t k) {
@@ -165,11 +165,14 @@ static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, i
     int64_t work = outer * n;
     int nt = TPF_NTHREADS(work);
     if (nt > outer) nt = (int)outer;
-    switch (kind) {
-    case 0: SORT_ROWS(f); break;
-    case 1: SORT_ROWS(d); break;
-    default: SORT_ROWS(i); break;
-    }
+    /* one block of rows per thread, each with its own buffers */
+    PFOR(t, nt,
+        int64_t r0 = outer * t / nt, r1 = outer * (t + 1) / nt;
+        int bad = kind == 0 ? sort_rows_f(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1)
+                : kind == 1 ? sort_rows_d(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1)
+                : sort_rows_i(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1);
+        if (bad) failed = 1;
+    );
     return failed ? TPF_ENOMEM : TPF_OK;
 }
 
@@ -193,8 +196,7 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
 #define SCAN(T)                                                                                  \
     do {                                                                                         \
         const T *X = (const T *)x; T *O = (T *)out;                                             \
-        _Pragma("omp parallel for num_threads(nt) schedule(static)")                             \
-        for (int64_t task = 0; task < outer * nch; task++) {                                     \
+        PFOR(task, outer * nch,                                                                  \
             int64_t o = task / nch, ch = task % nch;                                             \
             int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;                     \
             tpf_fp_enter(); (void)isf;                                                           \
@@ -211,7 +213,7 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
                     else for (int64_t c = c0; c < c1; c++) orow[c] = (T)(prev[c] + xin[c]);      \
                 }                                                                                \
             }                                                                                    \
-        }                                                                                        \
+        );                                                                                       \
     } while (0)
 
 int tpf_cumulative(int op, int dt, const void *x, void *out, int64_t outer, int64_t n, int64_t inner,

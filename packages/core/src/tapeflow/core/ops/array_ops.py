@@ -58,6 +58,8 @@ def _shape_arg(shape, op, what="shape"):
 
 def _int_arg(v, op, what):
     """A Python int from an int, NumPy integer or scalar integer tensor."""
+    if type(v) is int:
+        return v
     if isinstance(v, Tensor) or hasattr(v, "_as_tensor"):
         v = np.asarray(v)
         if v.shape != () or v.dtype.kind not in "iu":
@@ -744,6 +746,16 @@ def reverse(tensor, axis, name=None):
 # ---- joining and splitting -------------------------------------------------------
 
 def _join_inputs(values, op):
+    if type(values) in (list, tuple) and values and not _scope.stack:
+        # the common case: tensors of one dtype on one device
+        t0 = values[0]
+        if type(t0) is Tensor:
+            dt, dev = t0._dtype, t0._dev
+            for t in values:
+                if type(t) is not Tensor or t._dtype is not dt or t._dev is not dev:
+                    break
+            else:
+                return dev, values
     values = list(values) if not isinstance(values, Tensor) else list(unstack(values))
     if not values:
         raise InvalidArgumentError("got an empty list; allowed: at least one tensor", op)
@@ -1199,6 +1211,20 @@ def getitem(tensor, key):
     ([[2, 0], [5, 3]], [3, 4, 5])
     """
     x = tensor
+    if type(key) is int and x._shape and not _scope.stack:  # t[i]: one contiguous block
+        d = x._shape[0]
+        if -d <= key < d:
+            i = key + d if key < 0 else key
+            n = x._size // d
+            out = alloc(x._shape[1:], x._dtype, x._dev)
+            if n:
+                st = x._dev.backend.strided_copy(x._dtype.size, 1, (n,), x._h, i * n, (1,), out._h, 0, (1,))
+                if st:
+                    kernel_failed(st, "strided_copy", "StridedSlice")
+            rec = hooks.recorder
+            if rec is not None:
+                rec("strided_slice", (x,), out, _key_spec((key,)))
+            return out
     keys = key if isinstance(key, tuple) else (key,)
     for k in keys:
         if _is_advanced(k):
@@ -1367,10 +1393,14 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     >>> tf.gather(tf.constant([[1, 2], [3, 4], [5, 6]]), [2, 0]).numpy().tolist()
     [[5, 6], [1, 2]]
     """
-    p = to_tensor(params, "Gather")
+    p = params if type(params) is Tensor else to_tensor(params, "Gather")
     dev, p = _place(p)
-    idx = _index_tensor(indices, "Gather", dev=dev)
-    ax, bd = _gather_dims(p, idx, axis, batch_dims, "Gather")
+    idx = indices if type(indices) is Tensor and indices._dtype in _INDEX and indices._dev is dev else \
+        _index_tensor(indices, "Gather", dev=dev)
+    if axis is None and batch_dims == 0 and p._shape:
+        ax = bd = 0
+    else:
+        ax, bd = _gather_dims(p, idx, axis, batch_dims, "Gather")
     ps = p._shape
     out_shape = ps[:ax] + idx._shape[bd:] + ps[ax + 1:]
     out = alloc(out_shape, p._dtype, dev)
