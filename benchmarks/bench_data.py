@@ -15,10 +15,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
-from _common import optional, save, table
-
 import tapeflow as tf
+from _common import optional, save, table
 
 torch = optional("torch")
 tensorflow = optional("tensorflow")
@@ -76,7 +74,8 @@ if tensorflow is not None:
 # -- PyTorch ------------------------------------------------------------------------------
 if torch is not None:
     torch.set_num_threads(2)
-    from torch.utils.data import DataLoader, Dataset as TorchDataset, TensorDataset
+    from torch.utils.data import DataLoader, TensorDataset
+    from torch.utils.data import Dataset as TorchDataset
 
     xt, yt = torch.from_numpy(X.copy()), torch.from_numpy(Y.copy())
     loader = DataLoader(TensorDataset(xt, yt), batch_size=BATCH, shuffle=True)

@@ -4,7 +4,6 @@ import importlib
 import pkgutil
 
 import pytest
-
 import tapeflow.data
 
 MODULES = ["tapeflow.data"] + [m.name for m in pkgutil.walk_packages(tapeflow.data.__path__, "tapeflow.data.")]
@@ -22,8 +21,8 @@ def test_docstring_examples(name):
 
 
 def test_every_public_function_has_a_summary_and_an_example():
-    from tapeflow.data import dataset, readers, experimental, datasets
-    from tapeflow.data.datasets import mnist, fashion_mnist
+    from tapeflow.data import dataset, datasets, experimental, readers
+    from tapeflow.data.datasets import fashion_mnist, mnist
 
     missing = []
     for owner in (dataset, dataset.Dataset, readers, experimental, datasets, mnist, fashion_mnist, tapeflow.data):

@@ -2,11 +2,9 @@
 the element-by-element path gives, and take it only when that is provably the same."""
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.core.dispatch import hooks
-from tapeflow.data import Dataset, TensorSpec
-from tapeflow.data import _batching
+from tapeflow.data import Dataset, TensorSpec, _batching
 
 NO_VEC = tf.data.Options()
 NO_VEC.experimental_optimization.map_vectorization = False

@@ -9,7 +9,6 @@ import urllib.error
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.data import datasets
 from tapeflow.data.datasets import _download, fashion_mnist, mnist
@@ -55,7 +54,7 @@ def test_load_data_downloads_once_into_the_cache(tmp_path, monkeypatch, module):
     monkeypatch.setattr(module, "FILES", files)
     monkeypatch.setattr(module, "MIRRORS", [(tmp_path / "mirror").as_uri() + "/"])
     monkeypatch.setenv("TAPEFLOW_DATA_HOME", str(tmp_path / "home"))
-    (x_train, y_train), (x_test, y_test) = module.load_data()
+    (x_train, _), (_, y_test) = module.load_data()
     assert x_train.dtype == np.uint8 and x_train.shape == (5, 28, 28) and y_test.shape == (3,)
     assert (x_train == arrays["train_images"]).all() and (y_test == arrays["test_labels"]).all()
     cached = sorted(p.name for p in (tmp_path / "home" / module.__name__.rsplit(".", 1)[1]).iterdir())
@@ -75,7 +74,7 @@ def test_first_good_mirror_wins_and_bad_downloads_leave_nothing(tmp_path, monkey
     make_mirror(bad, seed=1)  # same names, other bytes: wrong size or MD5
     monkeypatch.setattr(mnist, "FILES", files)
     monkeypatch.setattr(mnist, "MIRRORS", [(tmp_path / "missing").as_uri(), bad.as_uri(), (tmp_path / "good").as_uri()])
-    (x, y), _ = mnist.load_data(cache_dir=tmp_path / "cache")
+    (_, y), _ = mnist.load_data(cache_dir=tmp_path / "cache")
     assert (y == arrays["train_labels"]).all()
     assert not [p for p in (tmp_path / "cache" / "mnist").iterdir() if ".part" in p.name]
 
@@ -144,7 +143,7 @@ def test_data_home(monkeypatch, tmp_path):
 
 
 def test_digits_from_scikit_learn():
-    (x_train, y_train), (x_test, y_test) = datasets.digits()
+    (x_train, y_train), (x_test, _) = datasets.digits()
     assert x_train.shape == (1438, 8, 8) and x_test.shape == (359, 8, 8) and x_train.dtype == np.uint8
     assert int(x_train.max()) == 16 and sorted(set(y_train.tolist())) == list(range(10))
     (a, _), _ = datasets.digits(seed=0)

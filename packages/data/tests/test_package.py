@@ -22,7 +22,7 @@ def test_imports_only_core():
             "bad = [m for m in sys.modules if m.startswith(('tapeflow.autodiff', 'tapeflow.nn', 'urllib.request',"
             " 'sklearn', 'tensorflow', 'torch'))]\n"
             "print(bad)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 

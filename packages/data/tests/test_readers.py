@@ -5,10 +5,8 @@ import zlib
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.data import Dataset, IDXDataset, TextLineDataset, read_idx, write_idx
-
 
 # ---- text lines ------------------------------------------------------------------------
 

@@ -3,7 +3,6 @@ import collections
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.data import Dataset, TensorSpec
 
@@ -129,7 +128,7 @@ def test_generator_with_signature_and_reiteration():
     sig = {"i": TensorSpec([], tf.int64), "v": TensorSpec([None], tf.float32)}
     ds = Dataset.from_generator(gen, output_signature=sig, args=(3,))
     assert values(ds) == [{"i": 0, "v": []}, {"i": 1, "v": [1.0]}, {"i": 2, "v": [2.0, 2.0]}]
-    assert list(ds)[0]["i"].dtype == tf.int64
+    assert next(iter(ds))["i"].dtype == tf.int64
     assert len(values(ds)) == 3 and calls == [3, 3, 3]
     assert int(ds.cardinality()) == tf.data.UNKNOWN_CARDINALITY
     assert ds.element_spec == sig

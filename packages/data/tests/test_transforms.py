@@ -1,10 +1,8 @@
 """Transformations: order, remainders, structures, specs, cardinality and errors, as in TensorFlow."""
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.data import Dataset, TensorSpec
-
 from test_sources import values
 
 INF, UNKNOWN = tf.data.INFINITE_CARDINALITY, tf.data.UNKNOWN_CARDINALITY
@@ -140,7 +138,7 @@ def test_unbatch_errors():
     with pytest.raises(tf.errors.InvalidArgumentError, match="differ in their first dimension"):
         list(Dataset.from_tensors(([1, 2], [1, 2, 3])).unbatch())
     with pytest.raises(tf.errors.InvalidArgumentError, match="rank >= 1"):
-        Dataset.range(3).unbatch().element_spec
+        _ = Dataset.range(3).unbatch().element_spec
 
 
 def test_padded_batch_pads_to_the_batch_maximum():

@@ -5,7 +5,6 @@ import os
 
 import numpy as np
 import pytest
-
 import tapeflow
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -125,8 +124,9 @@ def test_text_lines_and_parallel_reads(tmp_path):
         p.write_bytes(c)
         files.append(str(p))
     for kwargs in ({}, {"num_parallel_reads": 2}, {"num_parallel_reads": 3}):
-        got = run(lambda tf: tf.data.TextLineDataset(files, **kwargs), tapeflow)
-        assert got == run(lambda tf: tf.data.TextLineDataset(files, **kwargs), tensorflow), kwargs
+        def make(tf, kwargs=kwargs):
+            return tf.data.TextLineDataset(files, **kwargs)
+        assert run(make, tapeflow) == run(make, tensorflow), kwargs
 
 
 def test_shuffle_properties_match():

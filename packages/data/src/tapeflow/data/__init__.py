@@ -19,15 +19,36 @@ import importlib
 
 from . import experimental
 from ._structure import TensorSpec, string
-from .dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator,
-                      OptimizationOptions, Options)
+from .dataset import (
+    AUTOTUNE,
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    Iterator,
+    OptimizationOptions,
+    Options,
+)
 from .readers import IDXDataset, TextLineDataset, read_idx, write_idx
 
 __version__ = "0.1.0"
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Options",
-           "OptimizationOptions", "TensorSpec", "TextLineDataset", "IDXDataset", "read_idx", "write_idx",
-           "experimental", "datasets", "string"]
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "Dataset",
+    "IDXDataset",
+    "Iterator",
+    "OptimizationOptions",
+    "Options",
+    "TensorSpec",
+    "TextLineDataset",
+    "datasets",
+    "experimental",
+    "read_idx",
+    "string",
+    "write_idx",
+]
 
 
 def __getattr__(name):

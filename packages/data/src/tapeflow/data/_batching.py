@@ -7,9 +7,11 @@ the CPU.  Text components (``bytes``) live in NumPy object arrays, as text is no
 from __future__ import annotations
 
 import numpy as np
-
-from tapeflow.core.ops import gather as _gather, pad as _pad, stack as _stack, unstack as _unstack
 from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.ops import gather as _gather
+from tapeflow.core.ops import pad as _pad
+from tapeflow.core.ops import stack as _stack
+from tapeflow.core.ops import unstack as _unstack
 from tapeflow.core.tensor import Tensor, TensorShape, constant, make
 
 from . import _structure as S

@@ -13,7 +13,6 @@ import struct
 import threading
 
 import numpy as np
-
 from tapeflow.core import dtypes as _dt
 from tapeflow.core.errors import DataLossError
 from tapeflow.core.tensor import Tensor, constant
@@ -41,17 +40,16 @@ def _write_through(ds, ctx, path):
 
     tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
     complete = False
-    f = open(tmp, "wb")
     it = ds._input._iterator(ctx)
     try:
-        f.write(MAGIC)
-        for e in it:
-            _write_element(f, e)
-            yield e
+        with open(tmp, "wb") as f:
+            f.write(MAGIC)
+            for e in it:
+                _write_element(f, e)
+                yield e
         complete = True
     finally:
         _close(it)
-        f.close()
         if complete:
             os.replace(tmp, path)
         else:

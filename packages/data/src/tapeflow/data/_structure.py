@@ -10,7 +10,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-
 from tapeflow.core import dtypes as _dt
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tensor
@@ -63,7 +62,7 @@ class TensorSpec:
     True
     """
 
-    __slots__ = ("shape", "dtype", "name")
+    __slots__ = ("dtype", "name", "shape")
 
     def __init__(self, shape, dtype=_dt.float32, name=None):
         self.shape = _shape(shape)
@@ -71,7 +70,7 @@ class TensorSpec:
         self.name = name
 
     @classmethod
-    def from_value(cls, value) -> "TensorSpec":
+    def from_value(cls, value) -> TensorSpec:
         """The spec of a tensor, ``bytes`` or NumPy array of strings."""
         if isinstance(value, Tensor):
             return cls(value.shape, value.dtype)
@@ -91,7 +90,7 @@ class TensorSpec:
                 return False
         return self.dtype == other.dtype and shapes_compatible(self.shape, other.shape)
 
-    def most_specific_compatible(self, other: "TensorSpec") -> "TensorSpec":
+    def most_specific_compatible(self, other: TensorSpec) -> TensorSpec:
         """A spec both fit: dimensions that differ become None."""
         return TensorSpec(merge_shapes(self.shape, other.shape), self.dtype, self.name)
 

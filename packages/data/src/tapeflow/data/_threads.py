@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import queue
 import threading
 import weakref
 
-_live: "weakref.WeakSet" = weakref.WeakSet()
+_live: weakref.WeakSet = weakref.WeakSet()
 _live_lock = threading.Lock()
 
 _ITEM, _END, _ERROR = 0, 1, 2
@@ -46,6 +47,14 @@ def _put(q, stop, item) -> bool:
     return False
 
 
+def _close_quietly(it):
+    """Close an iterator while shutting down; its errors have nowhere useful to go."""
+    close = getattr(it, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
+
+
 def _prefetch_worker(make_iter, q, stop):
     it = None
     try:
@@ -58,12 +67,7 @@ def _prefetch_worker(make_iter, q, stop):
     except BaseException as e:  # noqa: BLE001 - forwarded to the consumer, which re-raises it
         _put(q, stop, (_ERROR, e))
     finally:
-        close = getattr(it, "close", None)
-        if close is not None:
-            try:
-                close()
-            except BaseException:  # noqa: BLE001 - best effort while shutting down
-                pass
+        _close_quietly(it)
 
 
 class Prefetcher:
@@ -113,7 +117,7 @@ class Prefetcher:
 # ---- parallel map ------------------------------------------------------------
 
 class _Task:
-    __slots__ = ("fn", "arg", "ok", "value", "event", "seq")
+    __slots__ = ("arg", "event", "fn", "ok", "seq", "value")
 
     def __init__(self, fn, arg, seq):
         self.fn, self.arg, self.seq = fn, arg, seq
@@ -206,12 +210,7 @@ class ParallelMap:
         self._stop.set()
         for _ in self._threads:
             self._tasks.put(None)
-        close = getattr(self._it, "close", None)
-        if close is not None:
-            try:
-                close()
-            except BaseException:  # noqa: BLE001
-                pass
+        _close_quietly(self._it)
 
     close = stop
 

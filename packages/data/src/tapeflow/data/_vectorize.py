@@ -60,7 +60,7 @@ _install_lock = threading.Lock()
 class _Recorder:
     """Logs the ops of one thread and passes every op on to the previous recorder (tapes)."""
 
-    __slots__ = ("tid", "log", "prev", "active")
+    __slots__ = ("active", "log", "prev", "tid")
 
     def __init__(self):
         self.tid = threading.get_ident()

@@ -15,6 +15,7 @@ the math of an op, and the same seed gives the same order on any path through th
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import secrets
@@ -22,15 +23,13 @@ import threading
 from itertools import islice
 
 import numpy as np
-
 from tapeflow.core import dtypes as _dt
 from tapeflow.core.errors import InvalidArgumentError, OutOfRangeError
-from tapeflow.core.tensor import Tensor, TensorShape, constant
+from tapeflow.core.tensor import Tensor, constant
 
 from . import _batching as B
 from . import _structure as S
-from . import _threads
-from . import _vectorize
+from . import _threads, _vectorize
 from ._structure import TensorSpec
 
 AUTOTUNE = -1
@@ -80,7 +79,7 @@ class Options:
         self.deterministic = None
         self.experimental_optimization = OptimizationOptions()
 
-    def merge(self, other: "Options") -> "Options":
+    def merge(self, other: Options) -> Options:
         """These options with ``other``'s set fields on top."""
         out = Options()
         out.deterministic = other.deterministic if other.deterministic is not None else self.deterministic
@@ -91,7 +90,7 @@ class Options:
 class _Ctx:
     """What one iteration knows: the options of the dataset being iterated."""
 
-    __slots__ = ("vectorize", "deterministic")
+    __slots__ = ("deterministic", "vectorize")
 
     def __init__(self, options: Options):
         mv = options.experimental_optimization.map_vectorization
@@ -104,7 +103,7 @@ class _Ctx:
 class _RA:
     """A table of rows plus a factory of index streams (one per epoch)."""
 
-    __slots__ = ("table", "stream", "identity")
+    __slots__ = ("identity", "stream", "table")
 
     def __init__(self, table, stream, identity=False):
         self.table, self.stream, self.identity = table, stream, identity
@@ -344,7 +343,7 @@ class Dataset:
     # -- what subclasses provide ----------------------------------------------------
     def _ra(self):
         """A random-access description (:class:`_RA`), or None."""
-        return None
+        return
 
     def _iterator(self, ctx):
         ra = self._ra()
@@ -413,7 +412,10 @@ class Dataset:
         return True
 
     def __repr__(self):
-        spec = self.element_spec
+        try:
+            spec = self.element_spec
+        except Exception:  # noqa: BLE001 - a repr must not fail; the spec error shows on use
+            return f"<{self._repr_name()} shapes: <unknown>, types: <unknown>>"
         shapes = S.format_structure(spec, _fmt_shape)
         types = S.format_structure(spec, lambda s: repr(s.dtype))
         return f"<{self._repr_name()} shapes: {shapes}, types: {types}>"
@@ -436,7 +438,7 @@ class Dataset:
             opts = opts.merge(self._own_options)
         return opts
 
-    def with_options(self, options: Options) -> "Dataset":
+    def with_options(self, options: Options) -> Dataset:
         """This dataset with ``options`` applied to the whole pipeline.
 
         >>> import tapeflow as tf
@@ -452,7 +454,7 @@ class Dataset:
 
     # -- sources ----------------------------------------------------------------------
     @staticmethod
-    def from_tensor_slices(tensors, name=None) -> "Dataset":
+    def from_tensor_slices(tensors, name=None) -> Dataset:
         """One element per row (first-axis slice) of ``tensors``: a tensor, array, list, or a (nested)
         tuple or dict of them, all with the same first dimension.
 
@@ -464,7 +466,7 @@ class Dataset:
         return TensorSliceDataset(tensors)
 
     @staticmethod
-    def from_tensors(tensors, name=None) -> "Dataset":
+    def from_tensors(tensors, name=None) -> Dataset:
         """A dataset of exactly one element, ``tensors``.
 
         >>> import tapeflow as tf
@@ -474,7 +476,7 @@ class Dataset:
         return TensorDataset(tensors)
 
     @staticmethod
-    def range(*args, dtype=_dt.int64, name=None) -> "Dataset":
+    def range(*args, dtype=_dt.int64, name=None) -> Dataset:
         """``range(stop)``, ``range(start, stop)`` or ``range(start, stop, step)`` as int64 scalars.
 
         >>> import tapeflow as tf
@@ -485,7 +487,7 @@ class Dataset:
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
-                       name=None) -> "Dataset":
+                       name=None) -> Dataset:
         """Elements from calling ``generator(*args)`` each epoch, checked against ``output_signature``.
 
         >>> import tapeflow as tf
@@ -499,7 +501,7 @@ class Dataset:
         return GeneratorDataset(generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
-    def zip(*args, datasets=None, name=None) -> "Dataset":
+    def zip(*args, datasets=None, name=None) -> Dataset:
         """Elements of several datasets side by side, as a (nested) tuple or dict; stops at the shortest.
 
         >>> import tapeflow as tf
@@ -519,7 +521,7 @@ class Dataset:
         return ZipDataset(structure)
 
     @staticmethod
-    def list_files(file_pattern, shuffle=None, seed=None, name=None) -> "Dataset":
+    def list_files(file_pattern, shuffle=None, seed=None, name=None) -> Dataset:
         """The file names matching a glob pattern (or a list of patterns), shuffled unless ``shuffle=False``.
 
         >>> import tapeflow as tf, tempfile, pathlib
@@ -533,7 +535,7 @@ class Dataset:
         return _list_files(file_pattern, shuffle, seed)
 
     # -- transformations -----------------------------------------------------------------
-    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> "Dataset":
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> Dataset:
         """``map_func`` applied to each element (a tuple element is passed as separate arguments).
 
         ``num_parallel_calls`` (an int or ``tf.data.AUTOTUNE``) runs it on that many background
@@ -545,7 +547,7 @@ class Dataset:
         """
         return MapDataset(self, map_func, num_parallel_calls, deterministic)
 
-    def filter(self, predicate, name=None) -> "Dataset":
+    def filter(self, predicate, name=None) -> Dataset:
         """The elements for which ``predicate`` returns True (a scalar bool tensor or Python bool).
 
         >>> import tapeflow as tf
@@ -555,7 +557,7 @@ class Dataset:
         return FilterDataset(self, predicate)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
-              name=None) -> "Dataset":
+              name=None) -> Dataset:
         """Consecutive elements stacked into batches of ``batch_size`` (the last may be smaller).
 
         >>> import tapeflow as tf
@@ -567,7 +569,7 @@ class Dataset:
         return BatchDataset(self, batch_size, drop_remainder)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
-                     name=None) -> "Dataset":
+                     name=None) -> Dataset:
         """Batches whose components are padded (after their values) to a common shape.
 
         Dimensions given as None or -1 in ``padded_shapes`` (all of them by default) pad to the
@@ -580,7 +582,7 @@ class Dataset:
         """
         return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
-    def unbatch(self, name=None) -> "Dataset":
+    def unbatch(self, name=None) -> Dataset:
         """Split each element along its first axis into separate elements.
 
         >>> import tapeflow as tf
@@ -589,7 +591,7 @@ class Dataset:
         """
         return UnbatchDataset(self)
 
-    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None) -> "Dataset":
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None) -> Dataset:
         """Elements in random order through a buffer of ``buffer_size`` (uniform when it holds them all).
 
         Each iteration reshuffles unless ``reshuffle_each_iteration=False``; a ``seed`` (or
@@ -602,7 +604,7 @@ class Dataset:
         """
         return ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
 
-    def repeat(self, count=None, name=None) -> "Dataset":
+    def repeat(self, count=None, name=None) -> Dataset:
         """The elements ``count`` times (forever when None or -1).
 
         >>> import tapeflow as tf
@@ -611,7 +613,7 @@ class Dataset:
         """
         return RepeatDataset(self, count)
 
-    def take(self, count, name=None) -> "Dataset":
+    def take(self, count, name=None) -> Dataset:
         """The first ``count`` elements (all of them when -1).
 
         >>> import tapeflow as tf
@@ -620,7 +622,7 @@ class Dataset:
         """
         return TakeDataset(self, count)
 
-    def skip(self, count, name=None) -> "Dataset":
+    def skip(self, count, name=None) -> Dataset:
         """All but the first ``count`` elements (none when -1).
 
         >>> import tapeflow as tf
@@ -629,7 +631,7 @@ class Dataset:
         """
         return SkipDataset(self, count)
 
-    def shard(self, num_shards, index, name=None) -> "Dataset":
+    def shard(self, num_shards, index, name=None) -> Dataset:
         """Every ``num_shards``-th element starting at ``index``.
 
         >>> import tapeflow as tf
@@ -638,7 +640,7 @@ class Dataset:
         """
         return ShardDataset(self, num_shards, index)
 
-    def prefetch(self, buffer_size, name=None) -> "Dataset":
+    def prefetch(self, buffer_size, name=None) -> Dataset:
         """Produce up to ``buffer_size`` elements ahead on a background thread (AUTOTUNE picks).
 
         >>> import tapeflow as tf
@@ -647,7 +649,7 @@ class Dataset:
         """
         return PrefetchDataset(self, buffer_size)
 
-    def cache(self, filename="", name=None) -> "Dataset":
+    def cache(self, filename="", name=None) -> Dataset:
         """Keep the elements of the first complete iteration in memory (or in ``filename``) and replay them.
 
         >>> import tapeflow as tf
@@ -659,7 +661,7 @@ class Dataset:
         return CacheDataset(self, filename)
 
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
-                   deterministic=None, name=None) -> "Dataset":
+                   deterministic=None, name=None) -> Dataset:
         """Datasets made by ``map_func`` from input elements, read ``cycle_length`` at a time,
         ``block_length`` elements from each in turn.
 
@@ -671,7 +673,7 @@ class Dataset:
         """
         return InterleaveDataset(self, map_func, cycle_length, block_length, num_parallel_calls, deterministic)
 
-    def flat_map(self, map_func, name=None) -> "Dataset":
+    def flat_map(self, map_func, name=None) -> Dataset:
         """The elements of the datasets ``map_func`` makes from each element, one after another.
 
         >>> import tapeflow as tf
@@ -680,7 +682,7 @@ class Dataset:
         """
         return InterleaveDataset(self, map_func, 1, 1, None, None, repr_name="FlatMapDataset")
 
-    def enumerate(self, start=0, name=None) -> "Dataset":
+    def enumerate(self, start=0, name=None) -> Dataset:
         """Pairs ``(i, element)`` with an int64 counter from ``start``.
 
         >>> import tapeflow as tf
@@ -690,7 +692,7 @@ class Dataset:
         start = _count(start, "start", "EnumerateDataset")
         return ZipDataset((RangeDataset(start, _INT64_MAX), self))
 
-    def concatenate(self, dataset, name=None) -> "Dataset":
+    def concatenate(self, dataset, name=None) -> Dataset:
         """This dataset's elements followed by ``dataset``'s (same structure and dtypes).
 
         >>> import tapeflow as tf
@@ -724,7 +726,7 @@ class Dataset:
             state = new
         return state
 
-    def apply(self, transformation_func) -> "Dataset":
+    def apply(self, transformation_func) -> Dataset:
         """``transformation_func(self)``, which must return a Dataset (for chaining custom steps).
 
         >>> import tapeflow as tf
@@ -783,10 +785,8 @@ class Iterator:
         _close(it)
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):  # nothing to report at collection time
             self.close()
-        except Exception:  # noqa: BLE001 - nothing to report at collection time
-            pass
 
 
 # ---- sources ----------------------------------------------------------------------
@@ -1128,15 +1128,15 @@ class MapDataset(_Unary):
     def _compute_spec(self):
         in_spec = self._input.element_spec
         call = self._call
+        # two placeholder elements (ones with unknown sizes 1, twos with sizes 2): dimensions that
+        # differ between the two results depend on sizes or values and become None
         try:
-            # two placeholder elements (ones with unknown sizes 1, twos with sizes 2): dimensions
-            # that differ between the two results depend on sizes or values and become None
             out1 = S.spec_of(S.normalize(call(S.dummy(in_spec, 1, 1))))
             out2 = S.spec_of(S.normalize(call(S.dummy(in_spec, 2, 2))))
-            if S.same_structure(out1, out2):
-                return S.map_structure(lambda a, b: a.most_specific_compatible(b), out1, out2)
-        except Exception:  # noqa: BLE001 - the function rejects placeholder values; use a real element
-            pass
+        except Exception:  # noqa: BLE001 - the function rejects placeholder values: use a real element
+            out1 = out2 = None
+        if out1 is not None and S.same_structure(out1, out2):
+            return S.map_structure(lambda a, b: a.most_specific_compatible(b), out1, out2)
         return _spec_from_first(self)
 
 
@@ -1709,10 +1709,10 @@ class InterleaveDataset(_Unary):
         in_spec = self._input.element_spec
         try:
             ds = self._call(S.dummy(in_spec, 1))
-            if isinstance(ds, Dataset):
-                return ds.element_spec
-        except Exception:  # noqa: BLE001 - fall back to a real element
-            pass
+        except Exception:  # noqa: BLE001 - the function rejects a placeholder: use a real element
+            ds = None
+        if isinstance(ds, Dataset):
+            return ds.element_spec
         it = self._input._iterator(_Ctx(self.options()))
         try:
             first = next(it)

@@ -14,12 +14,18 @@ import struct
 import zlib
 
 import numpy as np
-
 from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundError
 
 from . import _structure as S
-from .dataset import AUTOTUNE, Dataset, TensorSliceDataset, UNKNOWN_CARDINALITY, _count, _interleave
 from ._structure import TensorSpec
+from .dataset import (
+    AUTOTUNE,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    TensorSliceDataset,
+    _count,
+    _interleave,
+)
 
 # ---- text lines -----------------------------------------------------------------------
 
@@ -52,7 +58,7 @@ def _paths(filenames, op) -> list:
 
 def _open(path, compression, op):
     try:
-        raw = open(path, "rb")
+        raw = open(path, "rb")  # noqa: SIM115 - returned to _lines, which closes it
     except FileNotFoundError:
         raise NotFoundError(f"{path}; No such file or directory", op) from None
     except IsADirectoryError:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import fashion_mnist, mnist  # noqa: F401
-from ._download import data_home  # noqa: F401
+from . import fashion_mnist, mnist
+from ._download import data_home
 
-__all__ = ["mnist", "fashion_mnist", "digits", "data_home"]
+__all__ = ["data_home", "digits", "fashion_mnist", "mnist"]
 
 
 def digits(test_fraction: float = 0.2, seed: int = 0):
@@ -40,7 +40,7 @@ def digits(test_fraction: float = 0.2, seed: int = 0):
     x = d.images.astype(np.uint8)
     y = d.target.astype(np.uint8)
     order = np.random.default_rng(seed).permutation(len(x))
-    n_test = int(round(len(x) * test_fraction))
+    n_test = round(len(x) * test_fraction)
     test, train = order[:n_test], order[n_test:]
     return (x[train], y[train]), (x[test], y[test])
 
