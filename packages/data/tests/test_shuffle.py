@@ -83,13 +83,15 @@ def test_unseeded_shuffles_differ():
     assert order(Dataset.range(60).shuffle(60)) != order(Dataset.range(60).shuffle(60))
 
 
-@pytest.mark.parametrize("size", [3, 64, 1000])
-def test_slices_and_generator_paths_give_the_same_order(size):
-    # the random-access (index) path and the element path draw the same order from the same seed
-    fast = order(Dataset.range(300).shuffle(size, seed=9))
-    slow = order(gen_range(300).shuffle(size, seed=9))
+@pytest.mark.parametrize("n,size", [(300, 1), (300, 3), (300, 64), (300, 1000), (20000, 64), (9000, 4096)])
+def test_slices_and_generator_paths_give_the_same_order(n, size):
+    # the random-access (vectorized index) path and the element path draw the same order from the
+    # same seed, across chunks of input and blocks of random draws
+    fast = order(Dataset.range(n).shuffle(size, seed=9))
+    slow = order(gen_range(n).shuffle(size, seed=9))
     assert fast == slow
-    fast_b = [b.numpy().tolist() for b in Dataset.range(300).shuffle(size, seed=9).batch(32)]
+    assert order(Dataset.range(n).repeat(2).shuffle(size, seed=9)) == order(gen_range(n).repeat(2).shuffle(size, seed=9))
+    fast_b = [b.numpy().tolist() for b in Dataset.range(n).shuffle(size, seed=9).batch(32)]
     assert [v for b in fast_b for v in b] == fast
 
 

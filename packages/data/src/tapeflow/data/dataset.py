@@ -267,14 +267,40 @@ def _shuffled(it, size: int, rng):
 
 
 def _shuffled_indices(stream, size: int, rng):
-    """:func:`_shuffled` over index chunks, yielding index chunks (same order for the same rng)."""
-    src = itertools.chain.from_iterable(c.tolist() for c in stream)
-    gen = _shuffled(src, size, rng)
-    while True:
-        chunk = np.fromiter(islice(gen, _CHUNK), np.int64)
-        if not len(chunk):
-            return
-        yield chunk
+    """:func:`_shuffled` over index chunks, vectorized per chunk; the same order for the same rng.
+
+    In the steady state step ``t`` draws slot ``j[t]``, emits what the slot holds and stores input
+    ``v[t]`` there, so the output is ``v[s]`` for the latest earlier step ``s`` with ``j[s] == j[t]``,
+    or the slot's content before the chunk when there is none.
+    """
+    buf = np.empty(0, np.int64)
+    pending = np.empty(0, np.int64)  # slot draws left over from the last block of 1024
+    for chunk in stream:
+        if len(buf) < size:  # filling
+            take = size - len(buf)
+            buf = np.concatenate([buf, chunk[:take]])
+            chunk = chunk[take:]
+        m = len(chunk)
+        if not m:
+            continue
+        while len(pending) < m:
+            pending = np.concatenate([pending, rng.integers(0, size, 1024)])
+        js, pending = pending[:m], pending[m:]
+        order = np.argsort(js, kind="stable")
+        sj = js[order]
+        same = np.empty(m, bool)
+        same[0] = False
+        same[1:] = sj[1:] == sj[:-1]
+        prev = np.empty(m, np.int64)
+        prev[order] = np.where(same, np.concatenate([[-1], order[:-1]]), -1)
+        yield np.where(prev >= 0, chunk[np.maximum(prev, 0)], buf[js])
+        last = np.empty(m, bool)
+        last[-1] = True
+        last[:-1] = sj[1:] != sj[:-1]
+        buf = buf.copy()
+        buf[sj[last]] = chunk[order[last]]
+    if len(buf):
+        yield buf[rng.permutation(len(buf))]
 
 
 # ---- helpers ----------------------------------------------------------------------
