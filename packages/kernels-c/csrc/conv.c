@@ -196,7 +196,7 @@ int tpf_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *
         tpf_fp_enter();
         char *col = pointwise ? NULL : malloc((size_t)(R * p.k) * es);
         failed = !pointwise && !col;
-        #pragma omp for schedule(static)
+        #pragma omp for schedule(dynamic, 1)
         for (int64_t b = 0; b < blocks; b++) {
             if (failed) continue;
             int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
@@ -209,8 +209,33 @@ int tpf_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *
     return failed ? TPF_ENOMEM : TPF_OK;
 }
 
-/* dw[k, oc] = sum over output pixels of col[pixel, k] * dy[pixel, oc]; each thread
- * sums its blocks into its own buffer (thread 0 into dw), then the buffers add up. */
+/* Filter gradients sum over every output pixel.  The pixels are cut into at most
+ * SUM_TASKS contiguous tasks fixed by the shape alone, each summing into its own
+ * buffer (the first into dw), added up in task order afterwards: threads take
+ * tasks dynamically (a descheduled thread holds up little on a busy machine)
+ * and the result is the same bits whatever the thread count. */
+#define SUM_TASKS 16
+
+static int sum_tasks(int64_t blocks, size_t wbytes, int parallel) {
+    if (!parallel) return 1;
+    int64_t t = blocks < SUM_TASKS ? blocks : SUM_TASKS;
+    while (t > 1 && (size_t)(t - 1) * wbytes > ((size_t)64 << 20)) t /= 2;   /* keep partials small */
+    return (int)(t > 0 ? t : 1);
+}
+
+static void add_partials(int dt, void *dw, const char *partial, int tasks, size_t wsize) {
+    for (int t = 1; t < tasks; t++) {
+        if (dt == TPF_F32) {
+            float *d = dw; const float *s = (const float *)partial + (size_t)(t - 1) * wsize;
+            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
+        } else {
+            double *d = dw; const double *s = (const double *)partial + (size_t)(t - 1) * wsize;
+            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
+        }
+    }
+}
+
+/* dw[k, oc] = sum over output pixels of col[pixel, k] * dy[pixel, oc]. */
 int tpf_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw) {
     geom_t p;
     int st = load_geom(geom, &p);
@@ -224,41 +249,31 @@ int tpf_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const
     const int par = plan_blocks(&p, es, &R);
     const int64_t blocks = (p.rows + R - 1) / R;
     const int pointwise = is_pointwise(&p);
-    const int nt = par ? threads_for((double)p.rows * (double)p.k * (double)p.oc, blocks) : 1;
-    char *partial = nt > 1 ? calloc((size_t)(nt - 1) * wsize, es) : NULL;
-    if (nt > 1 && !partial) return TPF_ENOMEM;
+    const int tasks = sum_tasks(blocks, wsize * es, par);
+    const int nt = threads_for((double)p.rows * (double)p.k * (double)p.oc, tasks);
+    char *partial = tasks > 1 ? calloc((size_t)(tasks - 1) * wsize, es) : NULL;
+    if (tasks > 1 && !partial) return TPF_ENOMEM;
     int failed = 0;
     #pragma omp parallel num_threads(nt) reduction(|:failed)
     {
         tpf_fp_enter();
-#ifdef _OPENMP
-        int tid = omp_get_thread_num();
-#else
-        int tid = 0;
-#endif
-        char *acc = tid == 0 ? (char *)dw : partial + (size_t)(tid - 1) * wsize * es;
         char *col = pointwise ? NULL : malloc((size_t)(R * p.k) * es);
         failed = !pointwise && !col;
-        #pragma omp for schedule(static)
-        for (int64_t b = 0; b < blocks; b++) {
+        #pragma omp for schedule(dynamic, 1)
+        for (int t = 0; t < tasks; t++) {
             if (failed) continue;
-            int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
-            const char *a = (const char *)x + (size_t)(r0 * p.k) * es;
-            if (!pointwise) { im2col(&p, es, (const char *)x, r0, r1, col); a = col; }
-            gemm(dt, 1, 0, p.k, p.oc, r1 - r0, a, p.k, (const char *)dy + (size_t)(r0 * p.oc) * es, p.oc,
-                 1.0, acc, p.oc);
+            char *acc = t == 0 ? (char *)dw : partial + (size_t)(t - 1) * wsize * es;
+            for (int64_t b = blocks * t / tasks; b < blocks * (t + 1) / tasks; b++) {
+                int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
+                const char *a = (const char *)x + (size_t)(r0 * p.k) * es;
+                if (!pointwise) { im2col(&p, es, (const char *)x, r0, r1, col); a = col; }
+                gemm(dt, 1, 0, p.k, p.oc, r1 - r0, a, p.k, (const char *)dy + (size_t)(r0 * p.oc) * es, p.oc,
+                     1.0, acc, p.oc);
+            }
         }
         free(col);
     }
-    for (int t = 1; t < nt; t++) {
-        if (dt == TPF_F32) {
-            float *d = dw; const float *s = (const float *)partial + (size_t)(t - 1) * wsize;
-            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
-        } else {
-            double *d = dw; const double *s = (const double *)partial + (size_t)(t - 1) * wsize;
-            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
-        }
-    }
+    add_partials(dt, dw, partial, tasks, wsize);
     free(partial);
     return failed ? TPF_ENOMEM : TPF_OK;
 }
@@ -306,7 +321,7 @@ int tpf_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const
     if (is_pointwise(&p)) {   /* dx [rows, c] = dy [rows, oc] @ w^T, any split */
         const int64_t blocks = (p.rows + R - 1) / R;
         const int nt = par ? threads_for(work, blocks) : 1;
-        #pragma omp parallel for num_threads(nt) schedule(static)
+        #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
         for (int64_t b = 0; b < blocks; b++) {
             tpf_fp_enter();
             int64_t r0 = b * R, r1 = r0 + R < p.rows ? r0 + R : p.rows;
@@ -440,7 +455,7 @@ int tpf_depthwise_conv2d(int dt, const int64_t *geom, const void *x, const void 
     if (p.rows == 0 || p.oc == 0) return TPF_OK;
     const int64_t B = 256, blocks = (p.rows + B - 1) / B;
     const int nt = threads_for((double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8, blocks);
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (int64_t b = 0; b < blocks; b++) {
         tpf_fp_enter();
         int64_t r0 = b * B, r1 = r0 + B < p.rows ? r0 + B : p.rows;
@@ -459,7 +474,7 @@ int tpf_depthwise_conv2d_backprop_input(int dt, const int64_t *geom, const void 
     memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * es);
     if (p.rows == 0 || p.oc == 0) return TPF_OK;
     const int nt = threads_for((double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8, p.n);
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (int64_t n = 0; n < p.n; n++) {
         tpf_fp_enter();
         if (dt == TPF_F32) dw_bwd_in_float(&p, dy, w, dx, n, n + 1);
@@ -478,34 +493,21 @@ int tpf_depthwise_conv2d_backprop_filter(int dt, const int64_t *geom, const void
     memset(dw, 0, wsize * es);
     if (p.rows == 0 || wsize == 0) return TPF_OK;
     const int64_t B = 256, blocks = (p.rows + B - 1) / B;
-    const int nt = threads_for((double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8, blocks);
-    char *partial = nt > 1 ? calloc((size_t)(nt - 1) * wsize, es) : NULL;
-    if (nt > 1 && !partial) return TPF_ENOMEM;
-    #pragma omp parallel num_threads(nt)
-    {
+    const double work = (double)p.rows * (double)p.kh * (double)p.kw * (double)p.oc * 8;
+    const int tasks = sum_tasks(blocks, wsize * es, work >= CONV_PAR_MIN);
+    const int nt = threads_for(work, tasks);
+    char *partial = tasks > 1 ? calloc((size_t)(tasks - 1) * wsize, es) : NULL;
+    if (tasks > 1 && !partial) return TPF_ENOMEM;
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+    for (int t = 0; t < tasks; t++) {
         tpf_fp_enter();
-#ifdef _OPENMP
-        int tid = omp_get_thread_num();
-#else
-        int tid = 0;
-#endif
-        void *acc = tid == 0 ? dw : partial + (size_t)(tid - 1) * wsize * es;
-        #pragma omp for schedule(static)
-        for (int64_t b = 0; b < blocks; b++) {
-            int64_t r0 = b * B, r1 = r0 + B < p.rows ? r0 + B : p.rows;
-            if (dt == TPF_F32) dw_bwd_w_float(&p, x, dy, acc, r0, r1);
-            else dw_bwd_w_double(&p, x, dy, acc, r0, r1);
-        }
+        void *acc = t == 0 ? dw : partial + (size_t)(t - 1) * wsize * es;
+        int64_t r0 = (blocks * t / tasks) * B, r1 = (blocks * (t + 1) / tasks) * B;
+        if (r1 > p.rows) r1 = p.rows;
+        if (dt == TPF_F32) dw_bwd_w_float(&p, x, dy, acc, r0, r1);
+        else dw_bwd_w_double(&p, x, dy, acc, r0, r1);
     }
-    for (int t = 1; t < nt; t++) {
-        if (dt == TPF_F32) {
-            float *d = dw; const float *s = (const float *)partial + (size_t)(t - 1) * wsize;
-            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
-        } else {
-            double *d = dw; const double *s = (const double *)partial + (size_t)(t - 1) * wsize;
-            for (size_t i = 0; i < wsize; i++) d[i] += s[i];
-        }
-    }
+    add_partials(dt, dw, partial, tasks, wsize);
     free(partial);
     return TPF_OK;
 }
@@ -646,7 +648,7 @@ int tpf_max_pool2d(int dt, const int64_t *geom, const void *x, void *y) {
     if (p.rows == 0 || p.c == 0) return TPF_OK;
     const int64_t blocks = (p.rows + POOL_BLOCK - 1) / POOL_BLOCK;
     const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, blocks);
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (int64_t b = 0; b < blocks; b++) {
         tpf_fp_enter();
         int64_t r0 = b * POOL_BLOCK, r1 = r0 + POOL_BLOCK < p.rows ? r0 + POOL_BLOCK : p.rows;
@@ -665,7 +667,7 @@ int tpf_max_pool2d_grad(int dt, const int64_t *geom, const void *x, const void *
     if (p.rows == 0 || p.c == 0) return TPF_OK;
     const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, p.n);
     int failed = 0;
-    #pragma omp parallel for num_threads(nt) schedule(static) reduction(|:failed)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(|:failed)
     for (int64_t n = 0; n < p.n; n++) {
         tpf_fp_enter();
         if (dt == TPF_F32) failed |= maxpool_grad_img_float(&p, x, dy, dx, n);
@@ -682,7 +684,7 @@ int tpf_max_pool2d_grad_grad(int dt, const int64_t *geom, const void *x, const v
     const int64_t blocks = (p.rows + POOL_BLOCK - 1) / POOL_BLOCK;
     const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, blocks);
     int failed = 0;
-    #pragma omp parallel for num_threads(nt) schedule(static) reduction(|:failed)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(|:failed)
     for (int64_t b = 0; b < blocks; b++) {
         tpf_fp_enter();
         int64_t r0 = b * POOL_BLOCK, r1 = r0 + POOL_BLOCK < p.rows ? r0 + POOL_BLOCK : p.rows;
@@ -699,7 +701,7 @@ int tpf_avg_pool2d(int dt, const int64_t *geom, const void *x, void *y) {
     if (p.rows == 0 || p.c == 0) return TPF_OK;
     const int64_t blocks = (p.rows + POOL_BLOCK - 1) / POOL_BLOCK;
     const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, blocks);
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (int64_t b = 0; b < blocks; b++) {
         tpf_fp_enter();
         int64_t r0 = b * POOL_BLOCK, r1 = r0 + POOL_BLOCK < p.rows ? r0 + POOL_BLOCK : p.rows;
@@ -717,7 +719,7 @@ int tpf_avg_pool2d_grad(int dt, const int64_t *geom, const void *dy, void *dx) {
     memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * es);
     if (p.rows == 0 || p.c == 0) return TPF_OK;
     const int nt = threads_for((double)p.rows * (double)p.c * (double)(p.kh * p.kw) * 4, p.n);
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (int64_t n = 0; n < p.n; n++) {
         tpf_fp_enter();
         if (dt == TPF_F32) avgpool_grad_img_float(&p, dy, dx, n);
