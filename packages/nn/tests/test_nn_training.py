@@ -108,7 +108,7 @@ def test_sample_weights_change_the_loss(rng):
 def test_early_stopping_stops_and_restores_best_weights(rng):
     x, y = _blobs(rng, 64)
     model = _compile(_classifier(), lr=0.0)  # nothing improves
-    stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2, restore_best_weights=True)
+    stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2, min_delta=1e-4, restore_best_weights=True)
     h = model.fit(x, y, epochs=20, verbose=0, callbacks=[stop])
     assert len(h.history["loss"]) == 3 and stop.stopped_epoch == 2
     # a real improvement resets the patience
