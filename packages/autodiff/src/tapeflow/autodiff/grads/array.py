@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from tapeflow.core.ops import (argsort, concat, cumsum, gather, gather_nd, greater_equal, maximum, multiply, pad,
                                range_, real_div, reduce_sum, reshape, reverse, scatter_nd, slice, split, stack,
-                               strided_slice, strided_slice_grad, tensor_scatter_nd_update, transpose, where,
-                               zeros_like)
+                               strided_slice, strided_slice_grad, tensor_scatter_nd_update, transpose, unstack,
+                               where, zeros_like)
 from tapeflow.core.ops.array_ops import _scatter_add_axis, broadcast_to
 
 from ..registry import defgrad
@@ -73,6 +73,11 @@ def _concat_grad(g, ans, *xs, axis):
     if len(xs) == 1:
         return (g,)
     return tuple(split(g, [x._shape[axis] for x in xs], axis))
+
+
+@defgrad("stack")
+def _stack_grad(g, ans, *xs, axis):
+    return tuple(unstack(g, num=len(xs), axis=axis))
 
 
 @defgrad("split")

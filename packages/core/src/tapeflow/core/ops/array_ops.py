@@ -25,6 +25,7 @@ from ..tensor import Tensor, constant, make
 from . import _ew
 
 _pyslice = builtins.slice
+_ONE = (1,)
 _scope = _device._scope
 _HALF = (_dt.float16, _dt.bfloat16)
 _NUMERIC = _dt.NUMERIC
@@ -45,6 +46,13 @@ def _names(dts):
 
 
 def _shape_arg(shape, op, what="shape"):
+    t = type(shape)
+    if t is tuple or t is list:  # the common case: a list of Python ints
+        for d in shape:
+            if type(d) is not int:
+                break
+        else:
+            return tuple(shape)
     if isinstance(shape, Tensor) or hasattr(shape, "_as_tensor"):
         shape = np.asarray(shape).tolist()
     if isinstance(shape, (int, np.integer)):
@@ -184,8 +192,8 @@ def strided_copy(src: Tensor, shape, src_off, src_strides, out: Tensor = None, d
         out = alloc(tuple(shape), src._dtype, dev)
     if dst_strides is None:
         dst_strides = _contig_strides(shape)
-    st = be.strided_copy(src._dtype.size, len(shape), list(shape), src._h, src_off, list(src_strides),
-                         out._h, dst_off, list(dst_strides))
+    st = be.strided_copy(src._dtype.size, len(shape), shape, src._h, src_off, src_strides, out._h, dst_off,
+                         dst_strides)
     if st:
         kernel_failed(st, "strided_copy", op)
     return out
@@ -324,6 +332,15 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     """
     if limit is None:
         start, limit = 0, start
+    if type(start) is int and type(limit) is int and type(delta) is int and dtype is None and delta > 0 \
+            and 0 <= start <= limit < 2 ** 31:  # the common tf.range(n): int32, no checks left to make
+        n = -((start - limit) // delta)
+        dev = _creation_device()
+        out = alloc((n,), _dt.int32, dev)
+        st = dev.backend.iota(_dt.int32.code, 0.0, 0.0, start, delta, out._h, n)
+        if st:
+            kernel_failed(st, "iota", "Range")
+        return out
     raw = [v if isinstance(v, Tensor) else to_tensor(v, "Range") if hasattr(v, "_as_tensor") else v
            for v in (start, limit, delta)]
     for what, v in zip(("start", "limit", "delta"), raw):
@@ -809,9 +826,9 @@ def concat(values, axis, name=None):
     return out
 
 
-@register("stack", "Pack", kind="composite")
+@register("stack", "Pack")
 def stack(values, axis=0, name=None):
-    """Join same-shaped tensors along a new axis.
+    """Join same-shaped tensors along a new axis (one kernel launch for all of them).
 
     >>> import tapeflow as tf
     >>> tf.stack([tf.constant([1, 2]), tf.constant([3, 4])], axis=1).numpy().tolist()
@@ -829,9 +846,15 @@ def stack(values, axis=0, name=None):
         raise InvalidArgumentError(f"axis {a} is out of range for stacking tensors of rank {nd}; allowed: "
                                    f"[{-(nd + 1)}, {nd}]", "Pack")
     a %= nd + 1
-    new = s0[:a] + (1,) + s0[a:]
-    with _device.device(dev):
-        return concat([reshape(t, new) for t in ts], a)
+    out_shape = s0[:a] + (len(ts),) + s0[a:]
+    inner = _prod(s0[a:])
+    out = alloc(out_shape, ts[0]._dtype, dev)
+    st = dev.backend.concat(ts[0]._dtype.size, len(ts), [t._h for t in ts], [inner] * len(ts), _prod(s0[:a]),
+                            out._h)
+    if st:
+        kernel_failed(st, "concat", "Pack")
+    _record("stack", tuple(ts), out, {"axis": a})
+    return out
 
 
 def _split_sizes(num_or_size_splits, dim, ax, op):
@@ -1211,16 +1234,24 @@ def getitem(tensor, key):
     ([[2, 0], [5, 3]], [3, 4, 5])
     """
     x = tensor
-    if type(key) is int and x._shape and not _scope.stack:  # t[i]: one contiguous block
+    tk = type(key)
+    if (tk is int or tk is _pyslice and (key.step is None or key.step == 1)) and x._shape and not _scope.stack:
+        # t[i] and t[a:b]: one contiguous block
         d = x._shape[0]
-        if -d <= key < d:
-            i = key + d if key < 0 else key
-            n = x._size // d
-            out = alloc(x._shape[1:], x._dtype, x._dev)
-            if n:
-                st = x._dev.backend.strided_copy(x._dtype.size, 1, (n,), x._h, i * n, (1,), out._h, 0, (1,))
-                if st:
-                    kernel_failed(st, "strided_copy", "StridedSlice")
+        if tk is int:
+            if not -d <= key < d:
+                return _basic_getitem(x, (key,))  # raises the bounds error
+            i, rows, shape = key + d if key < 0 else key, 1, x._shape[1:]
+        else:
+            i, stop, _ = key.indices(d)
+            rows = max(stop - i, 0)
+            shape = (rows,) + x._shape[1:]
+        n = (x._size // d if d else 0) * rows
+        out = alloc(shape, x._dtype, x._dev)
+        if n:
+            st = x._dev.backend.strided_copy(x._dtype.size, 1, (n,), x._h, i * (n // rows), _ONE, out._h, 0, _ONE)
+            if st:
+                kernel_failed(st, "strided_copy", "StridedSlice")
             rec = hooks.recorder
             if rec is not None:
                 rec("strided_slice", (x,), out, _key_spec((key,)))
@@ -1229,6 +1260,10 @@ def getitem(tensor, key):
     for k in keys:
         if _is_advanced(k):
             return _advanced_getitem(x, keys)
+    return _basic_getitem(x, keys)
+
+
+def _basic_getitem(x, keys):
     dev, x = _place(x)
     offset, vshape, vstr, result = _index_plan(x._shape, keys)
     if vshape == x._shape and offset == 0 and vstr == _contig_strides(vshape):
@@ -1705,7 +1740,20 @@ def _nonzero(x: Tensor):
     return out
 
 
+_select_cache: dict = {}
+
+
 def _select_plan(shapes, op):
+    hit = _select_cache.get(shapes)
+    if hit is None:
+        hit = _select_plan_uncached(shapes, op)
+        if len(_select_cache) > 1024:
+            _select_cache.clear()
+        _select_cache[shapes] = hit
+    return hit
+
+
+def _select_plan_uncached(shapes, op):
     out = ()
     for s in shapes:
         out = _ew.broadcast_shape(out, s, op)
@@ -1735,7 +1783,19 @@ def _select(condition, x, y, name=None):
     >>> tf.where(tf.constant([True, False]), 1.0, 2.0).numpy().tolist()
     [1.0, 2.0]
     """
-    c = to_tensor(condition, "SelectV2")
+    c = condition if type(condition) is Tensor else to_tensor(condition, "SelectV2")
+    if type(x) is Tensor and type(y) is Tensor and c._shape == x._shape == y._shape and x._dtype is y._dtype \
+            and c._dtype is _dt.bool_ and not _scope.stack and c._dev is x._dev is y._dev:
+        # same shapes: one flat run
+        dev = x._dev
+        out = alloc(x._shape, x._dtype, dev)
+        if out._size:
+            n = (out._size,)
+            st = dev.backend.select(x._dtype.size, 1, n, c._h, _ONE, x._h, _ONE, y._h, _ONE, out._h)
+            if st:
+                kernel_failed(st, "select", "SelectV2")
+        _record("select", (c, x, y), out, None)
+        return out
     if c._dtype is not _dt.bool_:
         raise InvalidArgumentError(f"condition has dtype {c._dtype.name}; allowed: bool", "SelectV2")
     x, y = _unvar(x, "SelectV2"), _unvar(y, "SelectV2")
