@@ -59,6 +59,7 @@ class Model(Layer):
                             "tf.keras.Model and write call(), or use tf.keras.Sequential")
         super().__init__(**kwargs)
         d = self.__dict__
+        d["_autocast"] = False  # a model passes inputs on as they are; its layers cast them
         d["optimizer"] = None
         d["compiled_loss"] = None
         d["compiled_metrics"] = []

@@ -189,7 +189,7 @@ class _RNN(Layer):
         self.units = int(units)
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.unroll = bool(go_backwards), bool(unroll)
-        self.cell = self._cell_cls(units, name=f"{self.name}_cell", **kwargs)
+        self.cell = self._cell_cls(units, name=f"{self.name}_cell", dtype=base.get("dtype"), **kwargs)
         self.input_spec = InputSpec(ndim=3)
 
     def build(self, input_shape):
