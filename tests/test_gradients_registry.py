@@ -36,7 +36,12 @@ def _differentiable(op: str) -> bool:
     return d is not None and not d.nondiff
 
 
-GRAD_SPECS = [s for s in SPECS if s.grad and _differentiable(s.op)]
+def _has_float_dtype(spec: Spec) -> bool:
+    return any(d.startswith(("float", "bfloat")) for d in spec.dtypes)
+
+
+# specs sampling only integer dtypes (e.g. wrap-around behaviour) have nothing to differentiate
+GRAD_SPECS = [s for s in SPECS if s.grad and _differentiable(s.op) and _has_float_dtype(s)]
 SECOND_SPECS = [s for s in GRAD_SPECS if s.second_order or s.op in SECOND_ORDER_OPS]
 
 

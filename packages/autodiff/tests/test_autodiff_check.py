@@ -56,3 +56,24 @@ def test_wrt_and_bad_arguments():
         check_gradients(lambda k: k * 2, [n])
     with pytest.raises(ValueError, match="order must be >= 1"):
         check_gradients(lambda a: a, [x], order=0)
+
+
+def _nan_grad_square(x):
+    out = tf.identity(x * x)
+    record("test_nan_grad_square", [x], out)
+    return out
+
+
+@register_gradient("test_nan_grad_square")
+def _nan_grad(g, ans, x):
+    return (g * 2.0 * x / (x - x),)   # inf/nan where the function is smooth
+
+
+def test_non_finite_values():
+    # exp(800) overflows: the numeric differences are NaN and nothing is compared
+    r = check_gradients(lambda a: tf.exp(a), [tf.constant(np.array([800.0, 1.0]))])
+    assert r.ok and "(2 not comparable: the function overflows)" in str(r), str(r)
+    # a tape gradient that is not finite where the function is smooth is a failure
+    r = check_gradients(_nan_grad_square, [tf.constant(np.array([1.0, 2.0]))])
+    text = str(r)
+    assert not r.ok and ("tape nan vs numeric" in text or "tape inf vs numeric" in text), text
