@@ -143,6 +143,7 @@ def test_data_home(monkeypatch, tmp_path):
 
 
 def test_digits_from_scikit_learn():
+    pytest.importorskip("sklearn", reason="the optional extra tapeflow-data[digits] is not installed")
     (x_train, y_train), (x_test, _) = datasets.digits()
     assert x_train.shape == (1438, 8, 8) and x_test.shape == (359, 8, 8) and x_train.dtype == np.uint8
     assert int(x_train.max()) == 16 and sorted(set(y_train.tolist())) == list(range(10))
