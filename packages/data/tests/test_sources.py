@@ -108,6 +108,7 @@ def test_range_like_python(args):
 
 def test_range_dtype_and_errors():
     assert Dataset.range(3, dtype=tf.int32).element_spec.dtype == tf.int32
+    assert Dataset.range(3, output_type=tf.int16).element_spec.dtype == tf.int16
     assert list(Dataset.range(3, dtype=tf.float32).as_numpy_iterator())[2].dtype == np.float32
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"step must be a non-zero integer.*\[Op:RangeDataset\]"):
         Dataset.range(0, 5, 0)

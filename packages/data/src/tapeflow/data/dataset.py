@@ -502,14 +502,15 @@ class Dataset:
         return TensorDataset(tensors)
 
     @staticmethod
-    def range(*args, dtype=_dt.int64, name=None) -> Dataset:
-        """``range(stop)``, ``range(start, stop)`` or ``range(start, stop, step)`` as int64 scalars.
+    def range(*args, output_type=_dt.int64, dtype=None, name=None) -> Dataset:
+        """``range(stop)``, ``range(start, stop)`` or ``range(start, stop, step)`` as int64 scalars
+        (or ``output_type``; ``dtype`` is accepted as its alias).
 
         >>> import tapeflow as tf
         >>> [int(x) for x in tf.data.Dataset.range(1, 10, 3)]
         [1, 4, 7]
         """
-        return RangeDataset(*args, dtype=dtype)
+        return RangeDataset(*args, dtype=output_type if dtype is None else dtype)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
@@ -585,6 +586,9 @@ class Dataset:
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
               name=None) -> Dataset:
         """Consecutive elements stacked into batches of ``batch_size`` (the last may be smaller).
+
+        ``num_parallel_calls`` and ``deterministic`` are accepted as in TensorFlow; a batch is
+        already one kernel call per component.
 
         >>> import tapeflow as tf
         >>> [b.numpy().tolist() for b in tf.data.Dataset.range(5).batch(2)]
