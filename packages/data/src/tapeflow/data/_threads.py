@@ -13,6 +13,7 @@ import collections
 import contextlib
 import queue
 import threading
+import time
 import weakref
 
 _live: weakref.WeakSet = weakref.WeakSet()
@@ -32,8 +33,9 @@ def _shutdown_all():  # pragma: no cover - runs at interpreter exit
         objs = list(_live)
     for o in objs:
         o.stop()
+    deadline = time.monotonic() + 1.0  # workers stuck in user code are daemons: exit without them
     for o in objs:
-        o.join(0.5)
+        o.join(max(0.0, deadline - time.monotonic()))
 
 
 def _put(q, stop, item) -> bool:
