@@ -82,6 +82,16 @@ def ref_uniform(shape, minval, maxval, dtype, key, stream):
             vals.append(((lo + ((u * rng) >> 64)) + (1 << 63)) % (1 << 64) - (1 << 63))
         return np.asarray(vals, dtype=np.int64).reshape(shape)
     cd = _compute(dtype)
+    if dtype in HALF:  # drawn in the narrow type: (w >> 21) * 2^-11 or (w >> 24) * 2^-8, scaled in float32
+        w = philox_words(key, stream, (n + 3) // 4)[:n]
+        shift, scale = (21, 2.0 ** -11) if dtype == "float16" else (24, 2.0 ** -8)
+        lo, hi = np.float32(minval), np.float32(maxval)
+        v = lo + (w >> np.uint64(shift)).astype(np.float32) * np.float32(scale) * (hi - lo)
+        h = _out(v.astype(np.float32), dtype)
+        top = _out(np.asarray([hi]), dtype)
+        while top[0].astype(np.float32) >= hi:  # the largest value of the dtype below hi
+            top = _step_down(top)
+        return np.where(h.astype(np.float32) < hi, h, top[0]).reshape(shape)
     if cd == np.float32:
         u = u24(philox_words(key, stream, (n + 3) // 4)[:n])
         lo, hi = np.float32(minval), np.float32(maxval)
@@ -93,6 +103,13 @@ def ref_uniform(shape, minval, maxval, dtype, key, stream):
         v = u if (minval, maxval) == (0, 1) else minval + u * (maxval - minval)
         v = np.where(v < maxval, v, np.nextafter(maxval, minval))
     return _out(np.asarray(v).reshape(shape), dtype)
+
+
+def _step_down(top):
+    """The next float16/bfloat16 value toward -inf (through the bits)."""
+    bits = top.view(np.uint16).copy()
+    bits += np.uint16(1) if bits[0] & 0x8000 else np.uint16(0xFFFF)  # step toward -inf
+    return bits.view(top.dtype)
 
 
 def ref_normal(shape, mean, stddev, dtype, key, stream):

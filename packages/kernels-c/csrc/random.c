@@ -11,6 +11,10 @@
  *   uniform float32      element i  <- w[i]:           (w >> 8) * 2^-24, in [0, 1)
  *   uniform float64      element i  <- w[2i], w[2i+1]: u53(a, b) * 2^-53, in [0, 1)
  *                        with u53(a, b) = (a << 21) | (b >> 11)
+ *   uniform float16      element i  <- w[i]: (w >> 21) * 2^-11 (exact in float16)
+ *   uniform bfloat16     element i  <- w[i]: (w >> 24) * 2^-8 (exact in bfloat16)
+ *     float16/bfloat16 scale in float32 and round once; a result rounding to hi or
+ *     above becomes the largest value of the dtype below hi.
  *     scaled to [lo, hi): lo + u * (hi - lo) in the dtype, no fused multiply-add,
  *     a result that rounds up to hi becomes the largest value below hi.
  *   uniform int32        element i  <- w[i]:           lo + ((w * (hi - lo)) >> 32)
@@ -124,6 +128,21 @@ static inline double scale_f64(double u, double lo, double hi, double width) {
     return v < hi ? v : nextafter(hi, lo);
 }
 
+static inline float narrow_to_float(int half, uint16_t h) {
+    return half ? tpf_half_to_float(h) : tpf_bf16_to_float(h);
+}
+
+/* the largest float16 (half = 1) or bfloat16 value below hi */
+static uint16_t narrow_below(int half, float hi) {
+    uint16_t h = half ? tpf_float_to_half(hi) : tpf_float_to_bf16(hi);
+    while (narrow_to_float(half, h) >= hi) {
+        if (h == 0x0000) h = 0x8001;            /* +0 -> the smallest negative value */
+        else if (h & 0x8000) h = (uint16_t)(h + 1);  /* negative: away from zero */
+        else h = (uint16_t)(h - 1);             /* positive: toward zero */
+    }
+    return h;
+}
+
 int tpf_random_uniform(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, double lo, double hi) {
     if (n < 0) return TPF_EBADSIZE;
     if (!(lo < hi)) return TPF_EBADARG;
@@ -145,6 +164,20 @@ int tpf_random_uniform(int dt, void *out, int64_t n, uint64_t key, uint64_t stre
             for (int j = 0; j < 2 && i0 + j < n; j++) {
                 double u = u53(w[2 * j], w[2 * j + 1]);
                 o[i0 + j] = unit ? u : scale_f64(u, lo, hi, width);
+            }
+        });
+    } else if (dt == TPF_F16 || dt == TPF_BF16) {
+        uint16_t *o = (uint16_t *)out;
+        int half = dt == TPF_F16, shift = half ? 21 : 24;
+        float scale = half ? 0x1p-11f : 0x1p-8f, flo = (float)lo, fhi = (float)hi, fw = fhi - flo;
+        uint16_t below = narrow_below(half, fhi);
+        FOR_BLOCKS((n + 3) / 4, n, {
+            uint32_t w[4]; block(&s, (uint64_t)b, w);
+            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
+            for (int j = 0; j < m; j++) {
+                float v = flo + (float)(w[j] >> shift) * scale * fw;
+                uint16_t h = half ? tpf_float_to_half(v) : tpf_float_to_bf16(v);
+                o[i0 + j] = narrow_to_float(half, h) < fhi ? h : below;
             }
         });
     } else {

@@ -43,8 +43,7 @@ def _prod(xs):
 def _float_input(x, op, what):
     t = x if type(x) is Tensor else to_tensor(x, op)
     if t._dtype not in F:
-        raise InvalidArgumentError(f"{what} has dtype {t._dtype.name}; allowed: float16, bfloat16, float32, float64",
-                                   op)
+        raise InvalidArgumentError(f"{what} has dtype {t._dtype.name}; allowed: {', '.join(d.name for d in F)}", op)
     return t
 
 

@@ -222,20 +222,29 @@ def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
             kernel_failed(st, "random_uniform_int", op)
         return out
     if dt not in _FLOATS:
-        raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: float16, bfloat16, float32, "
-                                   "float64, int32, int64", op)
+        raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: "
+                                   f"{', '.join(d.name for d in _FLOATS + (_dt.int32, _dt.int64))}", op)
     if maxval is None:
         maxval = 1.0
     lo, hi = _scalar_param(minval, op, "minval"), _scalar_param(maxval, op, "maxval")
     if lo is None or hi is None:  # tensor bounds: scale a [0, 1) draw
-        u = _draw("random_uniform", shape, dt, key, stream, 0.0, 1.0, op, dev)
+        u = _draw("random_uniform", shape, dt if dt in _F else _dt.float32, key, stream, 0.0, 1.0, op, dev)
+        if dt not in _F:
+            from .math_ops import cast
+
+            u = cast(u, dt)
         from .math_ops import subtract
 
         lo_t, hi_t = to_tensor(minval, op, dt), to_tensor(maxval, op, dt)
         return _affine(u, subtract(hi_t, lo_t), lo_t, op)
     if not lo < hi:
         raise InvalidArgumentError(f"need minval < maxval, got minval = {lo}, maxval = {hi}", op)
-    return _draw("random_uniform", shape, dt, key, stream, lo, hi, op, dev)
+    dev = _device_for(dev)
+    out = alloc(shape, dt, dev)  # float16/bfloat16 draw directly, so values stay below maxval
+    st = dev.backend.random_uniform(dt.code, out._h, out._size, key, stream, lo, hi)
+    if st:
+        kernel_failed(st, "random_uniform", op)
+    return out
 
 
 def _normal_kind(kernel, shape, mean, stddev, dtype, key, stream, op, dev=None):
@@ -352,8 +361,8 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     op = "Multinomial"
     x = logits if type(logits) is Tensor else to_tensor(logits, op)
     if x._dtype not in _FLOATS:
-        raise InvalidArgumentError(f"logits has dtype {x._dtype.name}; allowed: float16, bfloat16, float32, "
-                                   "float64", op)
+        raise InvalidArgumentError(f"logits has dtype {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in _FLOATS)}", op)
     if len(x._shape) != 2:
         raise InvalidArgumentError(f"logits must be 2-D [batch, classes], got shape {tuple(x._shape)}", op)
     n = _seed_int(num_samples, op, "num_samples")
