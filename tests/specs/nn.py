@@ -234,6 +234,5 @@ SPECS = [
     Spec("dropout", _ref_dropout, _dropout_sample, dtypes=_FH, fn=_run_dropout),
     Spec("l2_normalize", _ref_l2, _l2_sample, dtypes=_FH),
     Spec("moments", _ref_moments, _moments_sample, dtypes=_FH),
-    Spec("batch_normalization", _ref_bn, _bn_sample, dtypes=_FH, fn=_run_bn,
-         grad_args=(0, 1, 2, 3, 4)),
+    Spec("batch_normalization", _ref_bn, _bn_sample, dtypes=_FH, fn=_run_bn),
 ]
