@@ -20,10 +20,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-
-from _common import best_of, optional, save, table
-
 import tapeflow as tf
+from _common import best_of, optional, save, table
 
 torch = optional("torch")
 tensorflow = optional("tensorflow")
@@ -88,6 +86,42 @@ def tensorflow_conv(x, w, dy):
     return {"fwd": lambda: T.nn.conv2d(xt, wt, 1, "VALID"), "fwd+bwd": fb}
 
 
+def tapeflow_pool(kind, x):
+    xt = tf.constant(x)
+    if kind == "max":
+        def run():
+            y = tf.max_pool2d(xt, 2, 2, "VALID")
+            return tf.max_pool_grad(xt, y, tf.ones(y.shape), 2, 2, "VALID")
+    else:
+        def run():
+            y = tf.avg_pool2d(xt, 2, 2, "VALID")
+            return tf.avg_pool_grad(xt.shape, tf.ones(y.shape), 2, 2, "VALID")
+    return run
+
+
+def torch_pool(kind, x):
+    xx = torch.tensor(x.transpose(0, 3, 1, 2).copy(), requires_grad=True)
+    pool = torch.nn.functional.max_pool2d if kind == "max" else torch.nn.functional.avg_pool2d
+
+    def run():
+        out = pool(xx, 2, 2)
+        return torch.autograd.grad(out, xx, torch.ones_like(out))
+    return run
+
+
+def tensorflow_pool(kind, x):
+    T = tensorflow
+    xt = T.constant(x)
+    pool = T.nn.max_pool2d if kind == "max" else T.nn.avg_pool2d
+
+    def run():
+        with T.GradientTape() as t:
+            t.watch(xt)
+            out = pool(xt, 2, 2, "VALID")
+        return t.gradient(out, xt)
+    return run
+
+
 def check_agreement(x, w, dy):
     """The frameworks compute the same numbers (so the timings compare like with like)."""
     xt, wt, dyt = tf.constant(x), tf.constant(w), tf.constant(dy)
@@ -137,35 +171,11 @@ def main():
     x = rng.standard_normal(POOL_SHAPE).astype(np.float32)
     prow = []
     for kind in ("max", "avg"):
-        timings = {}
-        xt = tf.constant(x)
-        pool = tf.max_pool2d if kind == "max" else tf.avg_pool2d
-        y = pool(xt, 2, 2, "VALID")
-        dy = tf.ones(y.shape)
-        if kind == "max":
-            back = lambda: tf.max_pool_grad(xt, y, dy, 2, 2, "VALID")  # noqa: E731
-        else:
-            back = lambda: tf.avg_pool_grad(xt.shape, dy, 2, 2, "VALID")  # noqa: E731
-        timings["tapeflow"] = best_of(lambda: (pool(xt, 2, 2, "VALID"), back()), NUMBER, REPEAT)
+        timings = {"tapeflow": best_of(tapeflow_pool(kind, x), NUMBER, REPEAT)}
         if torch is not None:
-            xx = torch.tensor(x.transpose(0, 3, 1, 2).copy(), requires_grad=True)
-            tp = torch.nn.functional.max_pool2d if kind == "max" else torch.nn.functional.avg_pool2d
-
-            def tfb():
-                out = tp(xx, 2, 2)
-                return torch.autograd.grad(out, xx, torch.ones_like(out))
-            timings["pytorch"] = best_of(tfb, NUMBER, REPEAT)
+            timings["pytorch"] = best_of(torch_pool(kind, x), NUMBER, REPEAT)
         if tensorflow is not None:
-            T = tensorflow
-            xt2 = T.constant(x)
-            tpool = T.nn.max_pool2d if kind == "max" else T.nn.avg_pool2d
-
-            def tffb():
-                with T.GradientTape() as t:
-                    t.watch(xt2)
-                    out = tpool(xt2, 2, 2, "VALID")
-                return t.gradient(out, xt2)
-            timings["tensorflow"] = best_of(tffb, NUMBER, REPEAT)
+            timings["tensorflow"] = best_of(tensorflow_pool(kind, x), NUMBER, REPEAT)
         results["pool"][kind] = {k: v * 1e3 for k, v in timings.items()}
         for fw, t in timings.items():
             prow.append([f"{kind} 2x2/2 of {'x'.join(map(str, POOL_SHAPE))}", fw, ms(t),

@@ -8,8 +8,7 @@ SAME padding split is TensorFlow's: ``out = ceil(in / stride)``, ``total = max((
 from __future__ import annotations
 
 import numpy as np
-
-from opspec import FLOATS, HALF, Spec, uniform
+from opspec import HALF, Spec, uniform
 
 F64 = np.float64
 
@@ -52,7 +51,8 @@ def _geometry(xs, ks, strides, padding, dilations=1):
     ph, pw = _axis_pads(padding)
     oh, pt, pb = _out_dim(xs[1], ks[0], sh, dh, ph)
     ow, pl, pr = _out_dim(xs[2], ks[1], sw, dw, pw)
-    return dict(sh=sh, sw=sw, dh=dh, dw=dw, oh=oh, ow=ow, pads=((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    return {"sh": sh, "sw": sw, "dh": dh, "dw": dw, "oh": oh, "ow": ow,
+            "pads": ((0, 0), (pt, pb), (pl, pr), (0, 0))}
 
 
 def _taps(g, kh, kw):
@@ -146,7 +146,7 @@ def np_max_pool(x, ksize, strides, padding):
 
 def _argmax_positions(x, ksize, strides, padding):
     """(n, i, j, c) -> flat index into x of the window's first maximum (row-major order)."""
-    n, h, w, c = x.shape
+    n, c = x.shape[0], x.shape[3]
     if x.size == 0:
         return
     for i, j, rows, cols in _windows(x.shape, ksize, strides, padding):
@@ -383,7 +383,7 @@ def _ref_transpose(dy, w, output_shape, strides, padding, dilations=1):
     return np_conv2d_backprop_input(output_shape, w, dy, strides, padding, dilations)
 
 
-_CONV_TOL = dict(rtol=1e-4, atol=1e-4)
+_CONV_TOL = {"rtol": 1e-4, "atol": 1e-4}
 
 
 def _half(spec: Spec) -> Spec:

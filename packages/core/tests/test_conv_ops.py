@@ -7,8 +7,8 @@ import zlib
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
+
 InvalidArgumentError = tf.errors.InvalidArgumentError
 
 

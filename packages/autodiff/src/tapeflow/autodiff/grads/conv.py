@@ -13,9 +13,19 @@ transposes.
 """
 from __future__ import annotations
 
-from tapeflow.core.ops import (avg_pool2d, avg_pool_grad, conv2d, conv2d_backprop_filter, conv2d_backprop_input,
-                               depthwise_conv2d, depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input,
-                               max_pool_grad, max_pool_grad_grad, zeros_like)
+from tapeflow.core.ops import (
+    avg_pool2d,
+    avg_pool_grad,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    depthwise_conv2d,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+    max_pool_grad,
+    max_pool_grad_grad,
+    zeros_like,
+)
 
 from ..registry import defgrad
 

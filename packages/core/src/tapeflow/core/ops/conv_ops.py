@@ -25,14 +25,26 @@ from ..tensor import Tensor, make
 from .array_ops import reshape
 from .math_ops import cast
 
-__all__ = ["conv1d", "conv2d", "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_transpose",
-           "depthwise_conv2d", "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input",
-           "max_pool2d", "max_pool_grad", "max_pool_grad_grad", "avg_pool2d", "avg_pool_grad"]
+__all__ = [
+    "avg_pool2d",
+    "avg_pool_grad",
+    "conv1d",
+    "conv2d",
+    "conv2d_backprop_filter",
+    "conv2d_backprop_input",
+    "conv2d_transpose",
+    "depthwise_conv2d",
+    "depthwise_conv2d_backprop_filter",
+    "depthwise_conv2d_backprop_input",
+    "max_pool2d",
+    "max_pool_grad",
+    "max_pool_grad_grad",
+]
 
-F32 = _dt.float32
+F32, F16, BF16 = _dt.float32, _dt.float16, _dt.bfloat16
 _scope = _devices._scope
 _ALLOWED = _dt.FLOATS
-_HALF = (_dt.float16, _dt.bfloat16)
+_ALLOWED_CODES = frozenset(d.code for d in _ALLOWED)
 
 
 # ---- arguments --------------------------------------------------------------
@@ -125,7 +137,7 @@ def _rank4(t: Tensor, what: str, op: str, layout: str = "NHWC"):
 
 
 def _floats(x: Tensor, w: Tensor, names: tuple, op: str):
-    if x._dtype not in _ALLOWED:
+    if x._dtype.code not in _ALLOWED_CODES:
         raise InvalidArgumentError(f"{names[0]} has dtype {x._dtype.name}; allowed: "
                                    f"{', '.join(d.name for d in _ALLOWED)}", op)
     if w._dtype is not x._dtype:
@@ -165,18 +177,33 @@ def _device2(a: Tensor, b: Tensor):
     return on_device(a, dev), on_device(b, dev), dev
 
 
-def _run(kernel: str, op: str, geom, out_shape: tuple, dtype, dev, *ins) -> Tensor:
-    """Allocate the output and run ``kernel(dtype, geom, *ins, out)`` (half types in float32)."""
-    if dtype in _HALF:
-        out = _run(kernel, op, geom, out_shape, F32, dev, *[cast(t, F32) for t in ins])
-        return cast(out, dtype)
-    be = dev.backend
-    h, host = be.alloc(out_shape, dtype.np)
-    st = getattr(be, kernel)(dtype.code, geom, *[t._h for t in ins], h)
+def _run(name: str, op: str, geom, shape: tuple, size: int, dtype, dev, *ins) -> Tensor:
+    """Allocate a ``shape`` output and run kernel ``name(dtype, geom, *ins, out)``
+    (float16/bfloat16 in float32)."""
+    if dtype is F16 or dtype is BF16:
+        return cast(_run(name, op, geom, shape, size, F32, dev, *[cast(t, F32) for t in ins]), dtype)
+    h, host = dev.backend.alloc(shape, dtype.np)
+    st = getattr(dev.backend, name)(dtype.code, geom, *[t._h for t in ins], h)
     if st:
-        kernel_failed(st, kernel, op)
-    size = out_shape[0] * out_shape[1] * out_shape[2] * out_shape[3]
-    return make(h, host, out_shape, dtype, dev, size)
+        kernel_failed(st, name, op)
+    return make(h, host, shape, dtype, dev, size)
+
+
+class _Plan:
+    """A geometry worked out once: output shape and size, the kernel's geometry array, the
+    attributes the tape records."""
+
+    __slots__ = ("attrs", "geom", "shape", "size")
+
+    def __init__(self, shape, geom, attrs):
+        self.shape, self.size, self.geom, self.attrs = shape, _size(shape), geom, attrs
+
+
+def _size(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 _plans: dict = {}
@@ -207,8 +234,7 @@ def _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise=False)
     ow, pl = _dim(w, kw, sw, dw, pad if isinstance(pad, str) else pad[1], "width", op)
     oc = c * m if depthwise else m
     geom = be.new_int64([n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl])
-    attrs = {"strides": (sh, sw), "padding": pad, "dilations": (dh, dw)}
-    return (n, oh, ow, oc), geom, attrs
+    return _Plan((n, oh, ow, oc), geom, {"strides": (sh, sw), "padding": pad, "dilations": (dh, dw)})
 
 
 def _conv_plan(op, xs, ws, strides, padding, dilations, be, depthwise=False):
@@ -248,9 +274,11 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     if data_format != "NHWC":
         _format(data_format, op)
     x, w, dev = _device2(x, w)
-    out_shape, geom, attrs = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend)
-    out = _run("conv2d", op, geom, out_shape, x._dtype, dev, x, w)
-    _record("conv2d", (x, w), out, attrs)
+    plan = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend)
+    out = _run("conv2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x, w)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("conv2d", (x, w), out, plan.attrs)
     return out
 
 
@@ -264,13 +292,15 @@ def _backprop_input(name, op, kernel, input_sizes, filters, out_backprop, stride
     _format(data_format, op)
     xs = _sizes(input_sizes, "input_sizes", op)
     dy, w, dev = _device2(dy, w)
-    out_shape, geom, attrs = _conv_plan(op, xs, w._shape, strides, padding, dilations, dev.backend, depthwise)
-    if dy._shape != out_shape:
+    plan = _conv_plan(op, xs, w._shape, strides, padding, dilations, dev.backend, depthwise)
+    if dy._shape != plan.shape:
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {xs} with a filter "
-            f"{tuple(w._shape)} gives {out_shape}", op)
-    out = _run(kernel, op, geom, xs, dy._dtype, dev, dy, w)
-    _record(name, (w, dy), out, dict(attrs, input_sizes=xs))
+            f"{tuple(w._shape)} gives {plan.shape}", op)
+    out = _run(kernel, op, plan.geom, xs, _size(xs), dy._dtype, dev, dy, w)
+    rec = hooks.recorder
+    if rec is not None:
+        rec(name, (w, dy), out, dict(plan.attrs, input_sizes=xs))
     return out
 
 
@@ -284,13 +314,15 @@ def _backprop_filter(name, op, kernel, input, filter_sizes, out_backprop, stride
     _format(data_format, op)
     ws = _sizes(filter_sizes, "filter_sizes", op)
     x, dy, dev = _device2(x, dy)
-    out_shape, geom, attrs = _conv_plan(op, x._shape, ws, strides, padding, dilations, dev.backend, depthwise)
-    if dy._shape != out_shape:
+    plan = _conv_plan(op, x._shape, ws, strides, padding, dilations, dev.backend, depthwise)
+    if dy._shape != plan.shape:
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {tuple(x._shape)} with "
-            f"a filter {ws} gives {out_shape}", op)
-    out = _run(kernel, op, geom, ws, x._dtype, dev, x, dy)
-    _record(name, (x, dy), out, dict(attrs, filter_sizes=ws))
+            f"a filter {ws} gives {plan.shape}", op)
+    out = _run(kernel, op, plan.geom, ws, _size(ws), x._dtype, dev, x, dy)
+    rec = hooks.recorder
+    if rec is not None:
+        rec(name, (x, dy), out, dict(plan.attrs, filter_sizes=ws))
     return out
 
 
@@ -418,9 +450,9 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     _floats(x, w, ("input", "filter"), op)
     _format(data_format, op)
     x, w, dev = _device2(x, w)
-    out_shape, geom, attrs = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend, True)
-    out = _run("depthwise_conv2d", op, geom, out_shape, x._dtype, dev, x, w)
-    _record("depthwise_conv2d", (x, w), out, attrs)
+    plan = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend, True)
+    out = _run("depthwise_conv2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x, w)
+    _record("depthwise_conv2d", (x, w), out, plan.attrs)
     return out
 
 
@@ -470,7 +502,7 @@ def _pool_geometry(xs, ksize, strides, padding, be, op, explicit):
     oh, pt = _dim(h, kh, sh, 1, pad if isinstance(pad, str) else pad[0], "height", op, "window")
     ow, pl = _dim(w, kw, sw, 1, pad if isinstance(pad, str) else pad[1], "width", op, "window")
     geom = be.new_int64([n, h, w, c, kh, kw, c, oh, ow, sh, sw, 1, 1, pt, pl])
-    return (n, oh, ow, c), geom, {"ksize": (kh, kw), "strides": (sh, sw), "padding": pad}
+    return _Plan((n, oh, ow, c), geom, {"ksize": (kh, kw), "strides": (sh, sw), "padding": pad})
 
 
 def _pool_plan(op, xs, ksize, strides, padding, be, explicit):
@@ -484,7 +516,7 @@ def _pool_plan(op, xs, ksize, strides, padding, be, explicit):
 def _pool_input(x, op, what="input"):
     x = x if type(x) is Tensor else to_tensor(x, op)
     _rank4(x, what, op)
-    if x._dtype not in _ALLOWED:
+    if x._dtype.code not in _ALLOWED_CODES:
         raise InvalidArgumentError(f"{what} has dtype {x._dtype.name}; allowed: "
                                    f"{', '.join(d.name for d in _ALLOWED)}", op)
     return x
@@ -512,9 +544,11 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     x = _pool_input(input, op)
     _format(data_format, op)
     x, dev = _device1(x)
-    out_shape, geom, attrs = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, True)
-    out = _run("max_pool2d", op, geom, out_shape, x._dtype, dev, x)
-    _record("max_pool2d", (x,), out, attrs)
+    plan = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, True)
+    out = _run("max_pool2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("max_pool2d", (x,), out, plan.attrs)
     return out
 
 
@@ -525,15 +559,15 @@ def _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, 
     _floats(x, g, ("orig_input", "grad"), op)
     _format(data_format, op)
     x, g, dev = _device2(x, g)
-    out_shape, geom, attrs = _pool_plan("MaxPool", x._shape, ksize, strides, padding, dev.backend, True)
-    if tuple(y._shape) != out_shape:
+    plan = _pool_plan("MaxPool", x._shape, ksize, strides, padding, dev.backend, True)
+    if tuple(y._shape) != plan.shape:
         raise InvalidArgumentError(f"orig_output has shape {tuple(y._shape)} but max-pooling orig_input "
-                                   f"{tuple(x._shape)} gives {out_shape}", op)
-    want = x._shape if grad_is_input else out_shape
+                                   f"{tuple(x._shape)} gives {plan.shape}", op)
+    want = x._shape if grad_is_input else plan.shape
     if g._shape != want:
         raise InvalidArgumentError(f"grad has shape {tuple(g._shape)}; allowed: {tuple(want)} (the shape of "
                                    f"{'orig_input' if grad_is_input else 'orig_output'})", op)
-    return x, y, g, dev, out_shape, geom, attrs
+    return x, y, g, dev, plan
 
 
 @register("max_pool_grad", "MaxPoolGrad")
@@ -550,10 +584,10 @@ def max_pool_grad(orig_input, orig_output, grad, ksize, strides, padding, data_f
     [0.0, 1.0, 0.0, 0.0]
     """
     op = "MaxPoolGrad"
-    x, y, g, dev, out_shape, geom, attrs = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides,
-                                                               padding, data_format, op, False)
-    out = _run("max_pool2d_grad", op, geom, x._shape, x._dtype, dev, x, g)
-    _record("max_pool_grad", (x, y, g), out, attrs)
+    x, y, g, dev, plan = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, data_format,
+                                             op, False)
+    out = _run("max_pool2d_grad", op, plan.geom, x._shape, x._size, x._dtype, dev, x, g)
+    _record("max_pool_grad", (x, y, g), out, plan.attrs)
     return out
 
 
@@ -570,10 +604,10 @@ def max_pool_grad_grad(orig_input, orig_output, grad, ksize, strides, padding, d
     [1.0]
     """
     op = "MaxPoolGradGrad"
-    x, y, g, dev, out_shape, geom, attrs = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides,
-                                                               padding, data_format, op, True)
-    out = _run("max_pool2d_grad_grad", op, geom, out_shape, x._dtype, dev, x, g)
-    _record("max_pool_grad_grad", (x, y, g), out, attrs)
+    x, y, g, dev, plan = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, data_format,
+                                             op, True)
+    out = _run("max_pool2d_grad_grad", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x, g)
+    _record("max_pool_grad_grad", (x, y, g), out, plan.attrs)
     return out
 
 
@@ -591,9 +625,11 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     x = _pool_input(input, op)
     _format(data_format, op)
     x, dev = _device1(x)
-    out_shape, geom, attrs = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, False)
-    out = _run("avg_pool2d", op, geom, out_shape, x._dtype, dev, x)
-    _record("avg_pool2d", (x,), out, attrs)
+    plan = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, False)
+    out = _run("avg_pool2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("avg_pool2d", (x,), out, plan.attrs)
     return out
 
 
@@ -611,10 +647,10 @@ def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format="
     _format(data_format, op)
     xs = _sizes(orig_input_shape, "orig_input_shape", op)
     g, dev = _device1(g)
-    out_shape, geom, attrs = _pool_plan("AvgPool", xs, ksize, strides, padding, dev.backend, False)
-    if g._shape != out_shape:
+    plan = _pool_plan("AvgPool", xs, ksize, strides, padding, dev.backend, False)
+    if g._shape != plan.shape:
         raise InvalidArgumentError(f"grad has shape {tuple(g._shape)} but average-pooling an input {xs} gives "
-                                   f"{out_shape}", op)
-    out = _run("avg_pool2d_grad", op, geom, xs, g._dtype, dev, g)
-    _record("avg_pool_grad", (g,), out, dict(attrs, orig_input_shape=xs))
+                                   f"{plan.shape}", op)
+    out = _run("avg_pool2d_grad", op, plan.geom, xs, _size(xs), g._dtype, dev, g)
+    _record("avg_pool_grad", (g,), out, dict(plan.attrs, orig_input_shape=xs))
     return out
