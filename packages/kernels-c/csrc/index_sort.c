@@ -1,9 +1,10 @@
 /* Sorting along the last axis (sort, argsort, top_k) and scans (cumsum, cumprod).
  *
- * Sorting works on (key, index) pairs with keys widened to float (f16, bf16,
- * f32), double (f64) or int64 (integers and bool), by a stable merge sort
- * (insertion-sorted runs of 16), one row per thread.  NaN sorts above every
- * number.  Values are copied from the input by element size, so half-precision
+ * Rows longer than 64 sort by a stable LSD radix sort over order-preserving
+ * integer keys; shorter rows sort (key, index) pairs with keys widened to float
+ * (f16, bf16, f32), double (f64) or int64 (integers and bool) by a stable merge
+ * sort (insertion-sorted runs of 16).  Rows are shared out among threads.  NaN
+ * sorts above every number, -0 ties with +0.  Values are copied from the input by element size, so half-precision
  * values come out bit for bit.  top_k keeps a heap of the k best when k is small
  * against the row; ties go to the lower index, as in TensorFlow.
  */
@@ -111,19 +112,26 @@ static void load_i(int dt, const void *x, int64_t base, int64_t n, pair_i *p) {
     }
 }
 
-/* write the first m pairs' values (copied from x) and indices */
+/* write the first m values (copied from x by position) and positions */
 static void emit(size_t es, const void *x, int64_t xbase, const int64_t *ids, int64_t m,
                  void *vals, void *idx, int idx64, int64_t obase) {
-    for (int64_t j = 0; j < m; j++) {
-        if (vals) memcpy((char *)vals + (obase + j) * es, (const char *)x + (xbase + ids[j]) * es, es);
-        if (idx) {
-            if (idx64) ((int64_t *)idx)[obase + j] = ids[j];
-            else ((int32_t *)idx)[obase + j] = (int32_t)ids[j];
+    if (vals) {
+        switch (es) {
+#define EMIT(T) { const T *X = (const T *)x + xbase; T *V = (T *)vals + obase; \
+                  for (int64_t j = 0; j < m; j++) V[j] = X[ids[j]]; } break;
+        case 1: EMIT(uint8_t)
+        case 2: EMIT(uint16_t)
+        case 4: EMIT(uint32_t)
+        default: EMIT(uint64_t)
+#undef EMIT
         }
+    }
+    if (idx) {
+        if (idx64) memcpy((int64_t *)idx + obase, ids, sizeof(int64_t) * (size_t)m);
+        else for (int64_t j = 0; j < m; j++) ((int32_t *)idx)[obase + j] = (int32_t)ids[j];
     }
 }
 
-/* rows [r0, r1) of one sort or top_k, with this thread's own buffers */
 #define DEF_SORT_ROWS(SUF)                                                                      \
 static int sort_rows_##SUF(int dt, const void *x, void *vals, void *idx, int idx64, size_t es, int64_t n, \
                            int descending, int64_t k, int64_t r0, int64_t r1) {                  \
@@ -152,6 +160,91 @@ static int sort_rows_##SUF(int dt, const void *x, void *vals, void *idx, int idx
 }
 DEF_SORT_ROWS(f) DEF_SORT_ROWS(d) DEF_SORT_ROWS(i)
 
+/* ---- radix sort: rows longer than RADIX_MIN, whole-row sorts --------------------------------
+ * Keys become unsigned integers that order like the values (floats: sign-flipped bits, NaN
+ * made the largest, -0 made +0; integers: offset by their minimum), inverted for descending
+ * order; an LSD radix sort by bytes is stable, so ties keep their positions as in the merge
+ * sort, and bytes every key shares are skipped. */
+#define RADIX_MIN 64
+
+static inline uint32_t fkey32(float f) {
+    uint32_t b;
+    if (f != f) return 0xffffffffu;       /* NaN: above +inf */
+    if (f == 0.0f) f = 0.0f;              /* -0 sorts with +0 */
+    memcpy(&b, &f, 4);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+static inline uint64_t fkey64(double f) {
+    uint64_t b;
+    if (f != f) return ~(uint64_t)0;
+    if (f == 0.0) f = 0.0;
+    memcpy(&b, &f, 8);
+    return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
+}
+
+/* key bytes per dtype: the number of radix passes */
+static int key_bytes(int dt) {
+    switch (dt) {
+    case TPF_I8: case TPF_U8: case TPF_BOOL: return 1;
+    case TPF_I16: return 2;
+    case TPF_F64: case TPF_I64: return 8;
+    default: return 4;                    /* f16, bf16 (as float), f32, i32 */
+    }
+}
+
+static void load_keys(int dt, const void *x, int64_t base, int64_t n, uint64_t *k, int desc) {
+    for (int64_t j = 0; j < n; j++) {
+        uint64_t v;
+        switch (dt) {
+        case TPF_F16: v = fkey32(tpf_half_to_float(((const uint16_t *)x)[base + j])); break;
+        case TPF_BF16: v = fkey32(tpf_bf16_to_float(((const uint16_t *)x)[base + j])); break;
+        case TPF_F32: v = fkey32(((const float *)x)[base + j]); break;
+        case TPF_F64: v = fkey64(((const double *)x)[base + j]); break;
+        case TPF_I8: v = (uint64_t)(((const int8_t *)x)[base + j] + 128); break;
+        case TPF_U8: case TPF_BOOL: v = ((const uint8_t *)x)[base + j]; break;
+        case TPF_I16: v = (uint64_t)(((const int16_t *)x)[base + j] + 32768); break;
+        case TPF_I32: v = (uint64_t)((int64_t)((const int32_t *)x)[base + j] + 2147483648LL); break;
+        default: v = (uint64_t)((const int64_t *)x)[base + j] ^ 0x8000000000000000ull; break;
+        }
+        k[j] = desc ? ~v : v;
+    }
+}
+
+/* rows [r0, r1): sort keys with their positions, emit the first m */
+static int radix_rows(int dt, const void *x, void *vals, void *idx, int idx64, size_t es, int64_t n, int desc,
+                      int64_t m, int64_t r0, int64_t r1) {
+    if (r0 >= r1) return 0;
+    uint64_t *k = malloc(sizeof(uint64_t) * (size_t)(2 * n));
+    uint32_t *p = malloc(sizeof(uint32_t) * (size_t)(2 * n));
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)n);
+    if (!k || !p || !ids) { free(k); free(p); free(ids); return 1; }
+    int bytes = key_bytes(dt);
+    for (int64_t r = r0; r < r1; r++) {
+        uint64_t *ka = k, *kb = k + n;
+        uint32_t *pa = p, *pb = p + n;
+        load_keys(dt, x, r * n, n, ka, desc);
+        for (int64_t j = 0; j < n; j++) pa[j] = (uint32_t)j;
+        for (int pass = 0; pass < bytes; pass++) {
+            int shift = 8 * pass;
+            int64_t cnt[256] = {0};
+            for (int64_t j = 0; j < n; j++) cnt[(ka[j] >> shift) & 255]++;
+            if (cnt[(ka[0] >> shift) & 255] == n) continue;  /* every key has this byte */
+            int64_t sum = 0;
+            for (int d = 0; d < 256; d++) { int64_t c = cnt[d]; cnt[d] = sum; sum += c; }
+            for (int64_t j = 0; j < n; j++) {
+                int64_t o = cnt[(ka[j] >> shift) & 255]++;
+                kb[o] = ka[j]; pb[o] = pa[j];
+            }
+            uint64_t *kt = ka; ka = kb; kb = kt;
+            uint32_t *pt = pa; pa = pb; pb = pt;
+        }
+        for (int64_t j = 0; j < m; j++) ids[j] = pa[j];
+        emit(es, x, r * n, ids, m, vals, idx, idx64, r * m);
+    }
+    free(k); free(p); free(ids);
+    return 0;
+}
+
 static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t outer, int64_t n,
                      int descending, int64_t k) {
     /* vals or idx may be NULL: that output is not written */
@@ -165,10 +258,13 @@ static int sort_impl(int dt, const void *x, void *vals, void *idx, int idx_dt, i
     int64_t work = outer * n;
     int nt = TPF_NTHREADS(work);
     if (nt > outer) nt = (int)outer;
+    /* whole-row sorts of long rows go by radix; short rows and small k by comparisons */
+    int radix = n > RADIX_MIN && n < ((int64_t)1 << 32) && (k < 0 || k * 8 >= n);
     /* one block of rows per thread, each with its own buffers */
     PFOR(t, nt,
         int64_t r0 = outer * t / nt, r1 = outer * (t + 1) / nt;
-        int bad = kind == 0 ? sort_rows_f(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1)
+        int bad = radix ? radix_rows(dt, x, vals, idx, idx64, es, n, k < 0 ? descending : 1, k < 0 ? n : k, r0, r1)
+                : kind == 0 ? sort_rows_f(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1)
                 : kind == 1 ? sort_rows_d(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1)
                 : sort_rows_i(dt, x, vals, idx, idx64, es, n, descending, k, r0, r1);
         if (bad) failed = 1;
