@@ -583,7 +583,8 @@ def _top_k_sample(rng, dtype):
     x = lambda s: _distinct(rng, s, dtype)  # noqa: E731
     t = lambda s: _u(rng, s, dtype)  # noqa: E731  (ties: the lower index comes first)
     return [((x((6,)),), {"k": 2}), ((x((3, 5)),), {"k": 5}), ((t((2, 3, 7)),), {"k": 3}), ((x((4,)),), {"k": 0}),
-            ((x((0, 3)),), {"k": 2}), ((x((3, 400)),), {"k": 5}), ((t((2, 50)),), {"k": 40})]
+            ((x((0, 3)),), {"k": 2}), ((x((3, 400)),), {"k": 5}), ((t((2, 50)),), {"k": 40}),
+            ((t((2, 100)),), {"k": 30})]
 
 
 def _ref_top_k(input, k=1, sorted=True):

@@ -311,6 +311,20 @@ def test_sort_and_argsort_are_stable_and_place_nan_last():
     assert h.dtype == tf.bfloat16 and h.numpy().astype(np.float32).tolist() == [3.0, 2.5, -1.0]
 
 
+def test_long_rows_sort_nan_last_and_keep_signed_zero_ties_stable():
+    row = np.zeros(200, np.float32)  # long rows take the radix path
+    row[::2] = -0.0
+    row[[5, 50, 150]] = [np.nan, 2.0, -3.0]
+    order = tf.argsort(row).numpy()
+    assert order[0] == 150 and order[-2:].tolist() == [50, 5]
+    zeros = order[1:-2]
+    assert zeros.tolist() == sorted(zeros.tolist())  # -0 and +0 tie: original order kept
+    s = tf.sort(tf.constant(row, tf.float16), direction="DESCENDING").numpy()
+    assert np.isnan(s[0]) and s[1] == 2 and s[-1] == -3
+    ints = np.arange(300, dtype=np.int64)[::-1] - 150
+    np.testing.assert_array_equal(tf.sort(ints).numpy(), np.sort(ints))
+
+
 def test_range_is_exact_for_large_int64_and_keeps_float_steps():
     r = tf.range(2 ** 40, 2 ** 40 + 5, dtype=tf.int64).numpy()
     assert r.tolist() == [2 ** 40 + i for i in range(5)]
