@@ -28,18 +28,20 @@ results: dict = {}
 
 
 def interleaved(fns: dict, number: int, repeat: int = 9) -> dict:
-    """Seconds per call for each function: the best of ``repeat`` rounds, the frameworks taking turns
-    within each round, so a busy machine slows them alike."""
+    """CPU seconds per call (this process, all its threads) for each function: the best of ``repeat``
+    rounds, the frameworks taking turns within each round.  CPU time rather than wall time, so other
+    work on a shared machine does not count; single-threaded at these sizes, it equals wall time on an
+    idle machine."""
     for f in fns.values():
         f()
     best = {k: float("inf") for k in fns}
     for _ in range(repeat):
         for k, f in fns.items():
             n = max(1, number // 5) if k.startswith("tensorflow") else number
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for _ in range(n):
                 f()
-            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+            best[k] = min(best[k], (time.process_time() - t0) / n)
     return best
 
 
@@ -139,7 +141,7 @@ for cname in ("mul by const", "mixed mul/add/sin/mul"):
     for fname, r in chain_res[cname].items():
         rows.append([cname, fname, f"{r['no_tape_us']:.2f}", f"{r['recorded_us']:.2f}",
                      f"{r['recorded_us'] / base:.2f}x"])
-print(table(f"{N_OPS}-op scalar chain, µs per op (recorded = forward on a tape + backward; ratio = other / tapeflow, "
+print(table(f"{N_OPS}-op scalar chain, CPU µs per op (recorded = forward on a tape + backward; ratio = other / tapeflow, "
             ">1 means tapeflow is faster)", ["chain", "framework", "no tape", "recorded", "ratio"], rows))
 results["chain_us_per_op"] = chain_res
 
@@ -192,7 +194,7 @@ if torch is not None:
 if tensorflow is not None:
     lin["tensorflow"] = tf_linreg
 lin_ms = {k: v * 1e3 for k, v in interleaved(lin, 1, repeat=5).items()}
-print(table("Seeds' linear regression, 300 steps on 2000 points (ms per run; ratio = other / tapeflow)",
+print(table("Seeds' linear regression, 300 steps on 2000 points (CPU ms per run; ratio = other / tapeflow)",
             ["framework", "ms", "ratio"], [[k, f"{v:.1f}", f"{v / lin_ms['tapeflow']:.2f}x"] for k, v in lin_ms.items()]))
 results["linreg_300_steps_ms"] = lin_ms
 save("tape", results)

@@ -534,9 +534,12 @@ class GradientTape:
             per = per_get(op)
             if per is not None:
                 # per-input rules: only the inputs that lead to a source
-                attrs = attrs or {}
-                res = tuple(f(g, out, *ins, **attrs) if _id(t) in reach and (not checkdt or t._dtype.is_floating)
-                            else None for f, t in zip(per, ins))
+                res = []
+                for f, t in zip(per, ins):
+                    if _id(t) in reach and (not checkdt or t._dtype.is_floating):
+                        res.append(f(g, out, *ins, **attrs) if attrs else f(g, out, *ins))
+                    else:
+                        res.append(None)
             else:
                 rule = rule_get(op)
                 if rule is None:
