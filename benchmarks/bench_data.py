@@ -9,8 +9,17 @@ variant (batch first, then a vectorized parallel map), PyTorch's DataLoader over
 (and with the per-example map), and a NumPy permutation-gather floor.  Each figure is the best of
 several epochs after a warm-up epoch, measured in this one process; ratios are other / tapeflow
 (> 1 means tapeflow is faster).
+
+OpenMP threads sleep instead of spinning while they wait (``OMP_WAIT_POLICY=PASSIVE`` unless set):
+on a loaded 2-core machine libgomp's spin-waiting makes the parallel kernels of tapeflow and
+PyTorch erratic (seconds per epoch instead of a tenth), which measures the neighbours, not the
+pipelines.
 """
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before any OpenMP runtime loads
 
 import time
 
@@ -115,6 +124,7 @@ results["NumPy permutation-gather + normalize"] = epoch_seconds(numpy_gather_nor
 base = results["tapeflow: natural pipeline"]
 rows = [[name, f"{s:.3f}", f"{s / base:.2f}x"] for name, s in results.items()]
 print(table(f"Input pipeline: one epoch of {N} x {D} float32, batch {BATCH}, shuffle buffer {BUFFER} "
-            "(seconds per epoch; ratio = other / tapeflow natural, > 1 means tapeflow is faster)",
+            f"(seconds per epoch; ratio = other / tapeflow natural, > 1 means tapeflow is faster; "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')})",
             ["pipeline", "s/epoch", "ratio"], rows))
-save("data", {"seconds_per_epoch": results})
+save("data", {"seconds_per_epoch": results, "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")})
