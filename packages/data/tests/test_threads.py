@@ -8,6 +8,7 @@ import threading
 import time
 import traceback
 
+import numpy as np
 import pytest
 import tapeflow as tf
 from tapeflow.data import Dataset, TensorSpec
@@ -156,3 +157,33 @@ def test_process_exits_mid_iteration(name):
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < 30
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+
+
+def test_many_epochs_do_not_grow_memory():
+    import gc
+    import tracemalloc
+
+    x = np.random.default_rng(0).random((512, 32), dtype=np.float32)
+    ds = (Dataset.from_tensor_slices((x, np.arange(512))).shuffle(100).map(lambda a, b: (a * 2.0, b))
+          .batch(64).prefetch(2))
+    par = Dataset.range(200).map(lambda v: v + 1, num_parallel_calls=2).batch(50).prefetch(1)
+
+    def epochs(k):
+        for _ in range(k):
+            for _ in ds:
+                pass
+            for _ in par:
+                pass
+        gc.collect()
+
+    epochs(5)
+    tracemalloc.start()
+    try:
+        epochs(5)
+        first, _ = tracemalloc.get_traced_memory()
+        epochs(30)
+        later, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert later - first < 256 * 1024, (first, later)
+    assert wait_for_no_data_threads() == []
