@@ -187,3 +187,25 @@ def test_map_on_text_and_batch_size_one(data):
     x, y = data
     one = Dataset.from_tensor_slices((x, y)).map(normalize).batch(1)
     assert as_lists(one)[:3] == as_lists(one.with_options(NO_VEC))[:3]
+
+
+def test_concurrent_traces_leave_no_recorder_behind(data):
+    import threading
+
+    x, y = data
+    assert hooks.recorder is None
+    errors = []
+
+    def run():
+        try:
+            for _ in range(3):
+                list(Dataset.from_tensor_slices((x, y)).map(normalize).batch(16))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and hooks.recorder is None

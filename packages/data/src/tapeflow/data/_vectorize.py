@@ -88,7 +88,10 @@ def traced(call, elem):
         rec.active = False
         with _install_lock:
             if hooks.recorder is rec:
-                hooks.recorder = rec.prev
+                prev = rec.prev
+                while isinstance(prev, _Recorder) and not prev.active:  # a finished trace on another thread
+                    prev = prev.prev
+                hooks.recorder = prev
     return out, rec.log
 
 
