@@ -209,3 +209,14 @@ def test_concurrent_traces_leave_no_recorder_behind(data):
     for t in threads:
         t.join()
     assert errors == [] and hooks.recorder is None
+
+
+def test_batches_stay_on_the_data_device_inside_a_device_scope(data):
+    x, y = data
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # no accelerator here: soft placement
+        with tf.device("/gpu:0"):
+            out = list(Dataset.from_tensor_slices((x, y)).shuffle(50, seed=0).map(normalize).batch(100))
+    assert [b[0].device for b in out] == ["cpu:0"] * 3

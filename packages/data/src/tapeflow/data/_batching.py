@@ -7,6 +7,7 @@ the CPU.  Text components (``bytes``) live in NumPy object arrays, as text is no
 from __future__ import annotations
 
 import numpy as np
+from tapeflow.core.devices import device as _on
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.ops import gather as _gather
 from tapeflow.core.ops import pad as _pad
@@ -21,7 +22,8 @@ def gather(t, idx: np.ndarray):
     """Rows ``idx`` of ``t`` (a tensor or a text array) in one kernel call."""
     if isinstance(t, np.ndarray):
         return t[idx]
-    return _gather(t, constant(idx))
+    with _on(t._dev):  # the pipeline's data stays where it lives, whatever the caller's tf.device scope
+        return _gather(t, constant(idx))
 
 
 def stack(values: list, op: str = "BatchDataset", what: str = "component 0"):
@@ -32,7 +34,8 @@ def stack(values: list, op: str = "BatchDataset", what: str = "component 0"):
         for i, v in enumerate(values):
             if not isinstance(v, Tensor) or v._shape != shape or v._dtype is not dt:
                 _mismatch(first, v, i, op, what)
-        return _stack(values, 0)
+        with _on(first._dev):
+            return _stack(values, 0)
     if isinstance(first, (bytes, np.ndarray)):
         shp = np.shape(first)
         for i, v in enumerate(values):
@@ -123,8 +126,10 @@ def pad_stack(values: list, target: tuple, pad_value, op: str = "PaddedBatchData
         if v._shape == target:
             out.append(v)
         else:
-            out.append(_pad(v, [[0, t - d] for d, t in zip(v._shape, target)], constant_values=pad_value))
-    return _stack(out, 0)
+            with _on(v._dev):
+                out.append(_pad(v, [[0, t - d] for d, t in zip(v._shape, target)], constant_values=pad_value))
+    with _on(first._dev):
+        return _stack(out, 0)
 
 
 def _pad_text(values, target, pad_value, op, what):
