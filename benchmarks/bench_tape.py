@@ -10,13 +10,11 @@ installed), so the ratios are meaningful on a noisy machine.
 """
 from __future__ import annotations
 
-import numpy as np
-
 import time
 
-from _common import optional, save, table
-
+import numpy as np
 import tapeflow as tf
+from _common import optional, save, table
 
 torch = optional("torch")
 tensorflow = optional("tensorflow")

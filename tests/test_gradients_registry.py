@@ -16,9 +16,8 @@ import zlib
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
-import tapeflow.autodiff  # noqa: F401  (registers the rules)
+import tapeflow.autodiff
 from opspec import Spec, load_specs
 from tapeflow.autodiff import _nest, check_gradients, record, register_gradient
 from tapeflow.autodiff.registry import GRADIENTS, missing

@@ -6,13 +6,12 @@ Sources: the eager announcement (000), the symposium slides (001), the course no
 from __future__ import annotations
 
 import gc
+import itertools
 
 import numpy as np
 import psutil
 import pytest
-
 import tapeflow as tf
-
 
 # ---- gradients_function and higher orders (000, 001, 003) ---------------------------------------
 
@@ -41,7 +40,7 @@ def test_square_written_with_pow():   # 002: def square(x): return x ** 2
 
 
 def test_abs_with_python_control_flow():
-    def abs(x):  # noqa: A001  (the seeds' name)
+    def abs(x):
         return x if x > 0. else -x
 
     g = tf.gradients_function(abs)
@@ -60,7 +59,7 @@ def test_log1pexp_naive_and_custom():
     assert np.isnan(float(grad_log1pexp(100.0)[0]))    # [nan]: exp(100) overflows float32
 
     @tf.custom_gradient
-    def log1pexp(x):  # noqa: F811  (the seeds redefine it)
+    def log1pexp(x):
         e = tf.exp(x)
 
         def grad(dy):
@@ -94,7 +93,7 @@ def test_symposium_custom_gradient_ignores_the_computed_gradient():
     assert float(tf.gradients_function(f)(3.0)[0]) == 6.0
 
     @tf.custom_gradient
-    def f(x):  # noqa: F811
+    def f(x):
         y = tf.square(x)
 
         def grad_fn(dresult):
@@ -221,7 +220,7 @@ def loss(model, inputs, targets):
     return tf.reduce_mean(tf.square(error))
 
 
-def grad(model, inputs, targets):  # noqa: F811  (the guide's name)
+def grad(model, inputs, targets):
     with tf.GradientTape() as tape:
         loss_value = loss(model, inputs, targets)
     return tape.gradient(loss_value, [model.W, model.B])
@@ -233,7 +232,7 @@ def train(model, inputs, outputs, steps, learning_rate=0.01, log=None):
         model.W.assign_sub(dW * learning_rate)
         model.B.assign_sub(dB * learning_rate)
         if log is not None and i % 20 == 0:
-            log.append("Loss at step {:03d}: {:.3f}".format(i, loss(model, inputs, outputs)))
+            log.append(f"Loss at step {i:03d}: {loss(model, inputs, outputs):.3f}")
 
 
 def test_linear_regression_of_the_guide():
@@ -247,7 +246,7 @@ def test_linear_regression_of_the_guide():
     assert 55.0 < initial < 85.0
     assert len(log) == 15 and log[0].startswith("Loss at step 000: ") and log[-1].startswith("Loss at step 280: ")
     losses = [float(line.split(": ")[1]) for line in log]
-    assert all(a > b for a, b in zip(losses, losses[1:]))   # steadily down
+    assert all(a > b for a, b in itertools.pairwise(losses))   # steadily down
     assert abs(float(model.W.numpy()) - 3.0) < 0.1 and abs(float(model.B.numpy()) - 2.0) < 0.1
     assert 0.9 < final < 1.15
     # the minimum of this data: the loss can only approach the least-squares fit's

@@ -1,7 +1,6 @@
 """check_gradients: passes correct gradients, catches wrong ones, reports readably."""
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.autodiff import check_gradients, record, register_gradient
 

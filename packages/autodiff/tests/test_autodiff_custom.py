@@ -1,7 +1,6 @@
 """custom_gradient, register_gradient and record."""
 import numpy as np
 import pytest
-
 import tapeflow as tf
 from tapeflow.autodiff import record, register_gradient
 

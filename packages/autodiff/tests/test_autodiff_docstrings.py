@@ -4,7 +4,6 @@ import importlib
 import pkgutil
 
 import pytest
-
 import tapeflow
 import tapeflow.autodiff
 

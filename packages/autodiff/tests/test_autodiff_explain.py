@@ -1,6 +1,5 @@
 """tape.explain(target, source): why a gradient is None, one test per cause."""
 import pytest
-
 import tapeflow as tf
 
 

@@ -1,6 +1,5 @@
 """gradients_function, value_and_gradients_function, implicit_gradients, implicit_value_and_gradients."""
 import pytest
-
 import tapeflow as tf
 
 

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from tapeflow.core.ops import stop_gradient  # noqa: F401  (core's op; its gradient is None by definition)
+from tapeflow.core.ops import stop_gradient  # core's op; its gradient is None by definition
 
-from .registry import GRADIENTS, defgrad  # noqa: F401
-from .tape import GradientTape, UnconnectedGradients, pause_all, recording  # noqa: F401
-from .custom import custom_gradient, record, register_gradient  # noqa: F401
-from .functions import (gradients_function, implicit_gradients, implicit_value_and_gradients,  # noqa: F401
+from . import grads  # noqa: F401  (registers every op's rule)
+from .check import GradientCheck, check_gradients
+from .custom import custom_gradient, record, register_gradient
+from .functions import (gradients_function, implicit_gradients, implicit_value_and_gradients,
                         value_and_gradients_function)
-from .check import GradientCheck, check_gradients  # noqa: F401
-from . import grads  # noqa: F401,E402  (registers every op's rule)
+from .registry import GRADIENTS, defgrad
+from .tape import GradientTape, UnconnectedGradients, pause_all, recording
 
-__all__ = ["GradientTape", "UnconnectedGradients", "gradients_function", "value_and_gradients_function",
-           "implicit_gradients", "implicit_value_and_gradients", "custom_gradient", "register_gradient", "record",
-           "stop_gradient", "check_gradients", "GradientCheck", "recording", "pause_all", "GRADIENTS", "defgrad"]
+__all__ = ["GRADIENTS", "GradientCheck", "GradientTape", "UnconnectedGradients", "check_gradients",
+           "custom_gradient", "defgrad", "gradients_function", "implicit_gradients", "implicit_value_and_gradients",
+           "pause_all", "record", "recording", "register_gradient", "stop_gradient", "value_and_gradients_function"]

@@ -35,7 +35,7 @@ def _blocker(op, out) -> str | None:
 
 def explain(state, target, source) -> str:
     """A sentence on why ``d target / d source`` is None, from a tape's recorded state."""
-    ops, tracked, watched, watched_vars, vars_, auto = state
+    ops, tracked, _watched, watched_vars, vars_, auto = state
     tgt = target._value if isinstance(target, Variable) else target
     if not isinstance(tgt, Tensor):
         raise TypeError(f"explain() needs the target tensor; got {type(target).__name__}")
@@ -89,7 +89,7 @@ def explain(state, target, source) -> str:
     anc = {id(tgt)}
     on_path = set()
     for i in range(len(ops) - 1, -1, -1):
-        op, ins, out, attrs = ops[i]
+        _op, ins, out, _attrs = ops[i]
         if any(id(o) in anc for o in _outs(out)):
             on_path.add(i)
             anc.update(id(t) for t in ins)
@@ -101,7 +101,7 @@ def explain(state, target, source) -> str:
     desc, free = set(ids), set(ids)
     blockers = {}
     for i in range(len(ops)):
-        op, ins, out, attrs = ops[i]
+        op, ins, out, _attrs = ops[i]
         ins_ids = [id(t) for t in ins]
         if any(k in desc for k in ins_ids):
             desc.update(id(o) for o in _outs(out))

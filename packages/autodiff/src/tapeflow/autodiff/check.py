@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from tapeflow.core.tensor import Tensor, convert_to_tensor
 
 from . import _nest
@@ -111,7 +110,7 @@ def check_gradients(f, args, order: int = 1, wrt=None, eps: float | None = None,
     if not pick:
         raise ValueError("check_gradients found no floating-point argument to differentiate")
     dts = {xs[i]._dtype.name for i in pick}
-    dtype = "float64" if dts == {"float64"} else sorted(dts)[0]
+    dtype = "float64" if dts == {"float64"} else min(dts)
     f64 = dtype == "float64"
     eps = eps if eps is not None else (1e-6 if f64 else 1e-3)
     rtol = rtol if rtol is not None else (1e-5 if f64 else 2e-2)

@@ -19,7 +19,7 @@ from tapeflow.core.tensor import Tensor, convert_to_tensor, make
 from tapeflow.core.variables import Variable
 
 from . import _nest
-from .registry import GRADIENTS, defgrad
+from .registry import defgrad
 from .tape import _state
 
 _hooks = _dispatch.hooks

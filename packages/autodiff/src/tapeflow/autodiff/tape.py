@@ -24,7 +24,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-
 from tapeflow.core import dispatch as _dispatch
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor, convert_to_tensor
@@ -81,8 +80,7 @@ def _on_read(var):
 
 def _refresh(st):
     stack = st.stack
-    if st.mark > len(stack):
-        st.mark = len(stack)
+    st.mark = min(st.mark, len(stack))
     st.rec = tuple([t for t in (stack[st.mark:] if st.mark else stack) if t._recording and not t._used])
 
 
