@@ -328,8 +328,13 @@ int tpf_select(int64_t elsize, int ndim, const int64_t *shape, const void *cond,
     const uint8_t *C = (const uint8_t *)cond;
     int nt = TPF_NTHREADS(total);
 #define SEL(T) { const T *A = (const T *)a + ao, *B = (const T *)b + bo; T *O = (T *)out + r * n; \
-                 for (int64_t i = 0; i < n; i++) O[i] = c[i * cs] ? A[i * as] : B[i * bs]; }
-    PFOR(r, rows,
+                 if (cs == 1 && as == 1 && bs == 1) for (int64_t i = lo; i < hi; i++) O[i] = c[i] ? A[i] : B[i]; \
+                 else for (int64_t i = lo; i < hi; i++) O[i] = c[i * cs] ? A[i * as] : B[i * bs]; }
+    /* one long row (a flat same-shape select): split it into column blocks so every thread works */
+    int64_t nch = (rows < nt && n >= 4096) ? 4 * nt : 1;
+    PFOR(task, rows * nch,
+        int64_t r = task / nch, ch = task % nch;
+        int64_t lo = n * ch / nch, hi = n * (ch + 1) / nch;
         int64_t co = 0, ao = 0, bo = 0, rem = r;
         for (int d = ndim - 2; d >= 0; d--) {
             int64_t i = rem % shape[d]; rem /= shape[d];

@@ -289,6 +289,19 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
 /* ---- scans ---------------------------------------------------------------------
  * x [outer, n, inner] -> out: running sum (op 0) or product (op 1) along n, optionally
  * exclusive (shifted by one, starting from 0 or 1) and/or reversed (from the end). */
+#define SCAN_ROW(T, OP)                                                                          \
+    {   /* one contiguous row: a running accumulator */                                          \
+        const T *xr = X + o * n; T *orow = O + o * n;                                            \
+        T acc = (T)(op ? 1 : 0);                                                                 \
+        if (!reverse) {                                                                          \
+            if (exclusive) for (int64_t i = 0; i < n; i++) { orow[i] = acc; acc = (T)(acc OP xr[i]); } \
+            else for (int64_t i = 0; i < n; i++) { acc = (T)(acc OP xr[i]); orow[i] = acc; }     \
+        } else {                                                                                 \
+            if (exclusive) for (int64_t i = n - 1; i >= 0; i--) { orow[i] = acc; acc = (T)(acc OP xr[i]); } \
+            else for (int64_t i = n - 1; i >= 0; i--) { acc = (T)(acc OP xr[i]); orow[i] = acc; } \
+        }                                                                                        \
+    }
+
 #define SCAN(T)                                                                                  \
     do {                                                                                         \
         const T *X = (const T *)x; T *O = (T *)out;                                             \
@@ -296,6 +309,10 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
             int64_t o = task / nch, ch = task % nch;                                             \
             int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;                     \
             tpf_fp_enter(); (void)isf;                                                           \
+            if (inner == 1) {                                                                    \
+                if (op) SCAN_ROW(T, *) else SCAN_ROW(T, +)                                       \
+                continue;                                                                        \
+            }                                                                                    \
             for (int64_t s = 0; s < n; s++) {                                                    \
                 int64_t i = reverse ? n - 1 - s : s, p = reverse ? i + 1 : i - 1;                \
                 T *orow = O + (o * n + i) * inner;                                               \
