@@ -157,15 +157,11 @@ def _sizes(v, what: str, op: str) -> tuple:
     return out
 
 
-def _hkey(v):
-    """A hashable form of a strides/padding/ksize argument (for the plan cache)."""
-    if v is None or type(v) in (int, str):
-        return v
-    if isinstance(v, (list, tuple)):
-        return tuple(_hkey(e) for e in v)
-    if isinstance(v, numbers.Integral):
-        return int(v)
-    raise TypeError
+def _k(v):
+    """A strides/ksize/dilations/padding argument in hashable form (lists as tuples)."""
+    if type(v) is list:
+        return tuple([tuple(e) if type(e) is list else e for e in v])
+    return v
 
 
 # ---- running kernels --------------------------------------------------------
@@ -210,7 +206,11 @@ _plans: dict = {}
 
 
 def _cached(key, build):
-    plan = _plans.get(key)
+    """The plan under ``key``, built on a miss (unhashable arguments, e.g. tensors: not cached)."""
+    try:
+        plan = _plans.get(key)
+    except TypeError:
+        return build()
     if plan is None:
         plan = build()
         if len(_plans) > 1024:
@@ -238,11 +238,8 @@ def _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise=False)
 
 
 def _conv_plan(op, xs, ws, strides, padding, dilations, be, depthwise=False):
-    try:
-        key = (op, xs, ws, _hkey(strides), _hkey(padding), _hkey(dilations), be.name)
-    except TypeError:
-        return _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise)
-    return _cached(key, lambda: _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise))
+    return _cached((op, xs, ws, _k(strides), _k(padding), _k(dilations), be.name),
+                   lambda: _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise))
 
 
 def _record(name, inputs, out, attrs):
@@ -506,11 +503,8 @@ def _pool_geometry(xs, ksize, strides, padding, be, op, explicit):
 
 
 def _pool_plan(op, xs, ksize, strides, padding, be, explicit):
-    try:
-        key = (op, xs, _hkey(ksize), _hkey(strides), _hkey(padding), be.name)
-    except TypeError:
-        return _pool_geometry(xs, ksize, strides, padding, be, op, explicit)
-    return _cached(key, lambda: _pool_geometry(xs, ksize, strides, padding, be, op, explicit))
+    return _cached((op, xs, _k(ksize), _k(strides), _k(padding), be.name),
+                   lambda: _pool_geometry(xs, ksize, strides, padding, be, op, explicit))
 
 
 def _pool_input(x, op, what="input"):
