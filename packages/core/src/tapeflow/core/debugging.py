@@ -25,10 +25,27 @@ from .dispatch import hooks, register, to_tensor
 from .errors import InvalidArgumentError
 from .tensor import Tensor, make
 
-__all__ = ["assert_equal", "assert_none_equal", "assert_near", "assert_less", "assert_less_equal",
-           "assert_greater", "assert_greater_equal", "assert_positive", "assert_negative", "assert_non_negative",
-           "assert_non_positive", "assert_rank", "assert_rank_at_least", "assert_rank_in", "assert_shapes",
-           "assert_type", "assert_scalar", "assert_all_finite", "check_numerics"]
+__all__ = [
+    "assert_all_finite",
+    "assert_equal",
+    "assert_greater",
+    "assert_greater_equal",
+    "assert_less",
+    "assert_less_equal",
+    "assert_near",
+    "assert_negative",
+    "assert_non_negative",
+    "assert_non_positive",
+    "assert_none_equal",
+    "assert_positive",
+    "assert_rank",
+    "assert_rank_at_least",
+    "assert_rank_in",
+    "assert_scalar",
+    "assert_shapes",
+    "assert_type",
+    "check_numerics",
+]
 
 
 class AssertTypeError(InvalidArgumentError, TypeError):

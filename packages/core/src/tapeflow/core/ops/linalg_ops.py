@@ -15,10 +15,31 @@ from ..dispatch import alloc, hooks, normalize_axes, normalize_axis, register, t
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import _ew
-from .array_ops import (broadcast_to, expand_dims, eye, fill, reshape, squeeze, stack, strided_copy, transpose,
-                        unstack)
-from .math_ops import (abs, add, cast, matmul, maximum, multiply, pow, reduce_max, reduce_sum, sqrt, square,
-                       subtract)
+from .array_ops import (
+    broadcast_to,
+    expand_dims,
+    eye,
+    fill,
+    reshape,
+    squeeze,
+    stack,
+    strided_copy,
+    transpose,
+    unstack,
+)
+from .math_ops import (
+    abs,
+    add,
+    cast,
+    matmul,
+    multiply,
+    pow,
+    reduce_max,
+    reduce_sum,
+    sqrt,
+    square,
+    subtract,
+)
 
 
 def _prod(xs):
@@ -44,11 +65,9 @@ def _check_k(k, m, n, op):
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise InvalidArgumentError(f"k = {k!r}; allowed: an integer diagonal offset", op)
     k = int(k)
-    if (m or n) and not -m < k < n:
+    if k != 0 and not -m < k < n:
         raise InvalidArgumentError(f"diagonal offset k = {k} is out of range for {m}x{n} matrices; allowed: "
-                                   f"[{-m + 1}, {n - 1}]", op)
-    if not (m or n) and k != 0:
-        raise InvalidArgumentError(f"diagonal offset k = {k} for 0x0 matrices; allowed: 0", op)
+                                   f"[{min(-m + 1, 0)}, {max(n - 1, 0)}]", op)
     return k
 
 
@@ -501,5 +520,17 @@ def einsum(equation, *inputs, **kwargs):
     return cur
 
 
-__all__ = ["diag_part", "diag", "trace", "matrix_transpose", "adjoint", "matvec", "cross", "norm", "global_norm",
-           "tensordot", "einsum", "eye"]
+__all__ = [
+    "adjoint",
+    "cross",
+    "diag",
+    "diag_part",
+    "einsum",
+    "eye",
+    "global_norm",
+    "matrix_transpose",
+    "matvec",
+    "norm",
+    "tensordot",
+    "trace",
+]

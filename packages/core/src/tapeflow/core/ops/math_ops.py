@@ -4,7 +4,15 @@ from __future__ import annotations
 from tapeflow import kernels
 
 from .. import dtypes as _dt
-from ..dispatch import alloc, hooks, kernel_failed, normalize_axes, normalize_axis, register, to_tensor
+from ..dispatch import (
+    alloc,
+    hooks,
+    kernel_failed,
+    normalize_axes,
+    normalize_axis,
+    register,
+    to_tensor,
+)
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, make
 from . import _ew
@@ -91,8 +99,12 @@ def _make_unary(name, kname, tf_name, allowed, formula, example):
     return op
 
 
-for _row in _UNARY:
-    globals()[_row[0]] = _make_unary(*_row)
+_UNARY_OPS = {_row[0]: _make_unary(*_row) for _row in _UNARY}
+(negative, abs, sign, square, sqrt, rsqrt, exp, expm1, log, log1p, sin, cos, tan, asin, acos, atan, sinh,
+ cosh, tanh, asinh, acosh, atanh, sigmoid, relu, softplus, elu, gelu, selu, floor, ceil, round, reciprocal,
+ erf, erfc, logical_not, bitwise_not, is_nan, is_inf, is_finite, relu6, log_sigmoid, silu, lgamma, digamma,
+ softsign,) = _UNARY_OPS.values()
+assert all(globals()[_n] is _f for _n, _f in _UNARY_OPS.items()), "the names above follow _UNARY's order"
 
 
 @register("leaky_relu", "LeakyRelu")
@@ -224,18 +236,22 @@ def _make_binary(name, kname, tf_name, allowed, formula, example):
     return op
 
 
-for _row in _BINARY:
-    globals()[_row[0]] = _make_binary(*_row)
+_BINARY_OPS = {_row[0]: _make_binary(*_row) for _row in _BINARY}
+(add, subtract, multiply, real_div, floordiv, floormod, pow, maximum, minimum, atan2, squared_difference,
+ div_no_nan, equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
+ bitwise_and, bitwise_or, bitwise_xor, left_shift, right_shift, truncatediv, truncatemod,) = _BINARY_OPS.values()
+assert all(globals()[_n] is _f for _n, _f in _BINARY_OPS.items()), "the names above follow _BINARY's order"
 
 # gradient helpers with their own kernels: g * (x > 0), g * (1 - y**2), g * y * (1 - y)
-for _name, _tf in (("relu_grad", "ReluGrad"), ("tanh_grad", "TanhGrad"), ("sigmoid_grad", "SigmoidGrad")):
-    globals()[_name] = _make_binary(_name, _name, _tf, F, {
-        "relu_grad": "g * (x > 0): the gradient of relu, as relu_grad(g, x)",
-        "tanh_grad": "g * (1 - y * y): the gradient of tanh from its output, as tanh_grad(g, y)",
-        "sigmoid_grad": "g * y * (1 - y): the gradient of sigmoid from its output, as sigmoid_grad(g, y)",
-    }[_name], {"relu_grad": ("[1.0, 1.0]", "[-1.0, 2.0]", "[0.0, 1.0]"),
-               "tanh_grad": ("[1.0]", "[0.0]", "[1.0]"),
-               "sigmoid_grad": ("[1.0]", "[0.5]", "[0.25]")}[_name])
+relu_grad = _make_binary("relu_grad", "relu_grad", "ReluGrad", F,
+                         "g * (x > 0): the gradient of relu, as relu_grad(g, x)",
+                         ("[1.0, 1.0]", "[-1.0, 2.0]", "[0.0, 1.0]"))
+tanh_grad = _make_binary("tanh_grad", "tanh_grad", "TanhGrad", F,
+                         "g * (1 - y * y): the gradient of tanh from its output, as tanh_grad(g, y)",
+                         ("[1.0]", "[0.0]", "[1.0]"))
+sigmoid_grad = _make_binary("sigmoid_grad", "sigmoid_grad", "SigmoidGrad", F,
+                            "g * y * (1 - y): the gradient of sigmoid from its output, as sigmoid_grad(g, y)",
+                            ("[1.0]", "[0.5]", "[0.25]"))
 
 
 @register("truediv", "TrueDiv", kind="composite")
@@ -468,16 +484,36 @@ def cast(x, dtype, name=None):
         x = to_tensor(x, "Cast")
     if x._dtype is dtype:
         return x
+    out = _cast_raw(x, dtype)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("cast", (x,), out, {"dtype": dtype})
+    return out
+
+
+def _cast_raw(x, dtype):
+    """The cast kernel alone (not recorded): for ops that compute half types in float32."""
     dev = x._dev
     h, host = dev.backend.alloc(x._shape, dtype.np)
     st = dev.backend.cast(x._dtype.code, x._h, dtype.code, h, x._size)
     if st:
         kernel_failed(st, "cast", "Cast")
-    out = make(h, host, x._shape, dtype, dev, x._size)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("cast", (x,), out, {"dtype": dtype})
-    return out
+    return make(h, host, x._shape, dtype, dev, x._size)
+
+
+def _strided(src, shape, strides, op):
+    """A dense copy of a strided view of ``src`` (not recorded)."""
+    from .array_ops import strided_copy
+
+    return strided_copy(src, tuple(shape), 0, list(strides), op=op)
+
+
+def _contig(shape):
+    strides, acc = [0] * len(shape), 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = acc
+        acc *= shape[i]
+    return strides
 
 
 # ---- reductions -------------------------------------------------------------
@@ -524,21 +560,18 @@ def _reduce(name, code, x, axis, keepdims, tf_name, allowed, attrs_name=None):
     axes = normalize_axes(axis, len(shape), tf_name)
     out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
         tuple(d for i, d in enumerate(shape) if i not in axes)
-    src = x
-    if dt in _ew._HALF:
-        src = cast(x, _dt.float32)
+    src = _cast_raw(x, _dt.float32) if dt in _ew._HALF else x
     outer, r, inner, perm = _reduce_plan(shape, axes)
-    if perm is not None:
-        from .array_ops import transpose
-
-        src = transpose(src, perm)
+    if perm is not None and x._size:
+        strides = _contig(shape)
+        src = _strided(src, [shape[p] for p in perm], [strides[p] for p in perm], tf_name)
     dev = x._dev
     out = alloc(out_shape, src._dtype, dev)
     st = dev.backend.reduce(code, src._dtype.code, src._h, out._h, outer, r, inner)
     if st:
         kernel_failed(st, "reduce", tf_name)
     if src._dtype is not dt:
-        out = cast(out, dt)
+        out = _cast_raw(out, dt)
     rec = hooks.recorder
     if rec is not None:
         rec(name, (x,), out, {"axis": axes, "keepdims": bool(keepdims)})
@@ -727,29 +760,27 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=_dt.int64, name=None):
 def _argreduce(which, x, axis, output_type, tf_name):
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
-    if x._dtype not in ALL:
-        raise InvalidArgumentError(f"{tf_name} does not support {x._dtype.name}", tf_name)
+    output_type = _dt.as_dtype(output_type)
+    if output_type not in (_dt.int32, _dt.int64, _dt.int16, _dt.uint8, _dt.int8):
+        raise InvalidArgumentError(f"output_type = {output_type.name}; allowed: int32, int64", tf_name)
     shape = x._shape
     if axis is None:
         axis = 0
     if not shape:
-        raise InvalidArgumentError("cannot take an arg-reduction of a scalar (shape ())", tf_name)
+        raise InvalidArgumentError("input is a scalar (shape ()); allowed: rank >= 1", tf_name)
     ax = normalize_axis(axis, len(shape), tf_name)
     if shape[ax] == 0:
-        raise InvalidArgumentError(f"reduction axis {ax} is empty (shape {tuple(shape)})", tf_name)
-    src = cast(x, _dt.float32) if x._dtype in _ew._HALF else x
+        raise InvalidArgumentError(f"reduction axis {ax} is empty in shape {tuple(shape)}; allowed: an axis of "
+                                   "size >= 1", tf_name)
+    src = _cast_raw(x, _dt.float32) if x._dtype in _ew._HALF else x
     out_shape = shape[:ax] + shape[ax + 1:]
     out = alloc(out_shape, _dt.int64, x._dev)
     st = x._dev.backend.argreduce(which, src._dtype.code, src._h, out._h, _prod(shape[:ax]), shape[ax],
                                   _prod(shape[ax + 1:]))
     if st:
         kernel_failed(st, "argreduce", tf_name)
-    output_type = _dt.as_dtype(output_type)
-    if not output_type.is_integer:
-        raise InvalidArgumentError(f"output_type = {output_type.name}; allowed: an integer dtype "
-                                   "(int32 or int64)", tf_name)
     if output_type is not _dt.int64:
-        out = cast(out, output_type)
+        out = _cast_raw(out, output_type)
     return out
 
 
@@ -811,7 +842,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             f"({k} vs {k2})", "MatMul")
     src_a, src_b = a, b
     if dt in _ew._HALF:
-        src_a, src_b = cast(a, _dt.float32), cast(b, _dt.float32)
+        src_a, src_b = _cast_raw(a, _dt.float32), _cast_raw(b, _dt.float32)
     ba, bb = sa[:-2], sb[:-2]
     if ba == bb:
         batch = _prod(ba)
@@ -821,11 +852,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     elif _prod(bb) == 1 and len(bb) <= len(ba):
         batch, bstr_a, bstr_b, bshape = _prod(ba), m * k, 0, ba
     else:
-        from .array_ops import broadcast_to
-
         bshape = _ew.broadcast_shape(ba, bb, "MatMul")
-        src_a = broadcast_to(src_a, bshape + sa[-2:])
-        src_b = broadcast_to(src_b, bshape + sb[-2:])
+        if _prod(bshape):
+            src_a = _strided(src_a, bshape + sa[-2:], _ew._strides_for(sa, bshape + sa[-2:]), "MatMul")
+            src_b = _strided(src_b, bshape + sb[-2:], _ew._strides_for(sb, bshape + sb[-2:]), "MatMul")
         batch, bstr_a, bstr_b = _prod(bshape), m * k, k * n
     dev = a._dev
     out_shape = tuple(bshape) + (m, n)
@@ -835,7 +865,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         kernel_failed(st, "matmul", "MatMul")
     out = make(h, host, out_shape, src_a._dtype, dev, batch * m * n)
     if out._dtype is not dt:
-        out = cast(out, dt)
+        out = _cast_raw(out, dt)
     rec = hooks.recorder
     if rec is not None:
         rec("matmul", (a, b), out, {"transpose_a": ta, "transpose_b": tb})
