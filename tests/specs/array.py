@@ -8,7 +8,6 @@ Samplers cover size-0 axes, negative axes and every mode of each op.
 from __future__ import annotations
 
 import numpy as np
-
 from opspec import ALL, FLOATS, HALF, INTS, NUMERIC, Spec, uniform
 
 EVERY = ALL + HALF          # shape ops: every dtype
@@ -272,17 +271,18 @@ def _ref_slice(x, begin, size):
 
 # strided_slice: (shape, numpy key, TensorFlow arguments)
 _STRIDED = [
-    ((10,), np.s_[1:8:3], dict(begin=[1], end=[8], strides=[3])),
-    ((10,), np.s_[::-2], dict(begin=[0], end=[0], strides=[-2], begin_mask=1, end_mask=1)),
-    ((3, 4), np.s_[1, :], dict(begin=[1, 0], end=[2, 0], strides=[1, 1], end_mask=2, begin_mask=2,
-                               shrink_axis_mask=1)),
-    ((3, 4), np.s_[:, None, 3:0:-1], dict(begin=[0, 0, 3], end=[0, 0, 0], strides=[1, 1, -1], begin_mask=1,
-                                          end_mask=1, new_axis_mask=2)),
-    ((2, 3, 4), np.s_[..., 1], dict(begin=[0, 1], end=[0, 2], strides=[1, 1], ellipsis_mask=1, shrink_axis_mask=2)),
-    ((2, 3, 4), np.s_[-1, ..., ::2], dict(begin=[-1, 0, 0], end=[0, 0, 0], strides=[1, 1, 2], ellipsis_mask=2,
-                                          shrink_axis_mask=1, begin_mask=4, end_mask=4)),
-    ((4, 5), np.s_[-3:-1, 10:], dict(begin=[-3, 10], end=[-1, 0], strides=[1, 1], end_mask=2)),
-    ((0, 3), np.s_[:, 1:], dict(begin=[0, 1], end=[0, 0], strides=[1, 1], begin_mask=1, end_mask=3)),
+    ((10,), np.s_[1:8:3], {"begin": [1], "end": [8], "strides": [3]}),
+    ((10,), np.s_[::-2], {"begin": [0], "end": [0], "strides": [-2], "begin_mask": 1, "end_mask": 1}),
+    ((3, 4), np.s_[1, :], {"begin": [1, 0], "end": [2, 0], "strides": [1, 1], "end_mask": 2, "begin_mask": 2,
+                           "shrink_axis_mask": 1}),
+    ((3, 4), np.s_[:, None, 3:0:-1], {"begin": [0, 0, 3], "end": [0, 0, 0], "strides": [1, 1, -1],
+                                      "begin_mask": 1, "end_mask": 1, "new_axis_mask": 2}),
+    ((2, 3, 4), np.s_[..., 1], {"begin": [0, 1], "end": [0, 2], "strides": [1, 1], "ellipsis_mask": 1,
+                                "shrink_axis_mask": 2}),
+    ((2, 3, 4), np.s_[-1, ..., ::2], {"begin": [-1, 0, 0], "end": [0, 0, 0], "strides": [1, 1, 2],
+                                      "ellipsis_mask": 2, "shrink_axis_mask": 1, "begin_mask": 4, "end_mask": 4}),
+    ((4, 5), np.s_[-3:-1, 10:], {"begin": [-3, 10], "end": [-1, 0], "strides": [1, 1], "end_mask": 2}),
+    ((0, 3), np.s_[:, 1:], {"begin": [0, 1], "end": [0, 0], "strides": [1, 1], "begin_mask": 1, "end_mask": 3}),
 ]
 
 
@@ -367,8 +367,8 @@ def _np_gather(p, idx, axis, bd):
 
 
 def _gather_sample(rng, dtype):
-    p = lambda s: _u(rng, s, dtype)  # noqa: E731
-    i = lambda hi, s, dt="int32": rng.integers(0, hi, s).astype(dt)  # noqa: E731
+    p = lambda s: _u(rng, s, dtype)
+    i = lambda hi, s, dt="int32": rng.integers(0, hi, s).astype(dt)
     return [((p((5, 3)), i(5, (4,))), {}), ((p((5, 3)), i(3, (2, 2), "int64")), {"axis": 1}),
             ((p((4,)), np.int32(2)), {}), ((p((2, 3, 4)), i(4, (2, 5))), {"axis": 2, "batch_dims": 1}),
             ((p((2, 3, 4)), i(3, (2, 3, 2))), {"axis": 1, "batch_dims": -2}),
@@ -384,7 +384,7 @@ def _ref_gather(params, indices, axis=None, batch_dims=0):
 
 
 def _gather_nd_sample(rng, dtype):
-    p = lambda s: _u(rng, s, dtype)  # noqa: E731
+    p = lambda s: _u(rng, s, dtype)
 
     def idx(shape, dims, dt="int32"):
         return np.stack([rng.integers(0, d, shape) for d in dims], -1).astype(dt).reshape(shape + (len(dims),))
@@ -406,7 +406,7 @@ def _ref_gather_nd(params, indices, batch_dims=0):
 
 
 def _scatter_nd_sample(rng, dtype):
-    u = lambda s: _u(rng, s, dtype)  # noqa: E731
+    u = lambda s: _u(rng, s, dtype)
     return [((np.array([[1], [3], [1]], np.int32), u((3,)), [5]), {}),
             ((np.array([[0, 1], [2, 0], [0, 1]], np.int64), u((3, 2)), [3, 2, 2]), {}),
             ((np.zeros((0, 1), np.int32), u((0, 4)), [2, 4]), {}),
@@ -421,7 +421,7 @@ def _ref_scatter_nd(indices, updates, shape):
 
 
 def _tensor_scatter_sample(rng, dtype, unique):
-    t = lambda s: _u(rng, s, dtype)  # noqa: E731
+    t = lambda s: _u(rng, s, dtype)
     dup = np.array([[1], [0]] if unique else [[1], [0], [1]], np.int32)
     return [((t((4, 3)), dup, t((len(dup), 3))), {}),
             ((t((3, 4)), np.array([[2, 3], [0, 0]], np.int64), t((2,))), {}),
@@ -445,7 +445,7 @@ def _ref_tensor_scatter_add(tensor, indices, updates):
 
 
 def _segment_sample(rng, dtype):
-    d = lambda s: _u(rng, s, dtype)  # noqa: E731
+    d = lambda s: _u(rng, s, dtype)
     return [((d((5, 3)), np.array([0, 2, 0, -1, 1], np.int32), 3), {}),
             ((d((2, 3, 2)), np.array([[1, 1, 0], [3, 0, 1]], np.int64), 4), {}),
             ((d((0, 2)), np.zeros((0,), np.int32), 2), {}),
@@ -461,7 +461,7 @@ def _ref_unsorted_segment_sum(data, ids, num):
 
 
 def _sorted_segment_sample(rng, dtype):
-    d = lambda s: _u(rng, s, dtype)  # noqa: E731
+    d = lambda s: _u(rng, s, dtype)
     return [((d((5, 3)), np.array([0, 0, 1, 3, 3], np.int32)), {}), ((d((4,)), np.array([2, 2, 2, 2], np.int64)), {}),
             ((d((0, 2)), np.zeros((0,), np.int32)), {}), ((d((3,)), np.array([0, 1, 2], np.int32)), {})]
 
@@ -510,8 +510,8 @@ def _run_select(tf, c, x, y):
 
 
 def _boolean_mask_sample(rng, dtype):
-    x = lambda s: _u(rng, s, dtype)  # noqa: E731
-    m = lambda s: rng.random(s) < 0.5  # noqa: E731
+    x = lambda s: _u(rng, s, dtype)
+    m = lambda s: rng.random(s) < 0.5
     return [((x((4, 3)), m(4)), {}), ((x((2, 3, 4)), m((3, 4))), {"axis": 1}), ((x((2, 3)), m((2, 3))), {}),
             ((x((0, 3)), m(0)), {}), ((x((3, 2)), np.zeros(3, bool)), {}), ((x((2, 5)), m(5)), {"axis": -1})]
 
@@ -525,7 +525,7 @@ def _ref_boolean_mask(x, mask, axis=0):
 # ---- scans -------------------------------------------------------------------------------------------
 
 def _scan_sample(rng, dtype, lo=-3.0, hi=3.0):
-    x = lambda s: _u(rng, s, dtype, lo, hi)  # noqa: E731
+    x = lambda s: _u(rng, s, dtype, lo, hi)
     return [((x((5,)),), {}), ((x((3, 4)),), {"axis": 1, "exclusive": True}), ((x((2, 3, 4)),), {"axis": -2, "reverse": True}),
             ((x((3, 4)),), {"axis": 0, "exclusive": True, "reverse": True}), ((x((0, 3)),), {"axis": 1}),
             ((x((3, 0)),), {"axis": 1})]
@@ -551,7 +551,7 @@ def _ref_scan(fn, identity):
 # ---- sorting ------------------------------------------------------------------------------------------
 
 def _sort_sample(rng, dtype):
-    x = lambda s: _distinct(rng, s, dtype)  # noqa: E731
+    x = lambda s: _distinct(rng, s, dtype)
     return [((x((6,)),), {}), ((x((3, 5)),), {"direction": "DESCENDING"}), ((x((3, 4)),), {"axis": 0}),
             ((x((2, 3, 4)),), {"axis": 1, "direction": "DESCENDING"}), ((x((0, 3)),), {}), ((x((3, 0)),), {"axis": 0}),
             ((x((4, 300)),), {"direction": "DESCENDING"}), ((x((100, 40)),), {})]
@@ -570,7 +570,7 @@ def _ref_sort(values, axis=-1, direction="ASCENDING"):
 
 
 def _argsort_sample(rng, dtype):
-    x = lambda s: _u(rng, s, dtype)  # noqa: E731  (ties on purpose: argsort is stable)
+    x = lambda s: _u(rng, s, dtype)
     return [((x((8,)),), {}), ((x((3, 5)),), {"direction": "DESCENDING"}), ((x((3, 4)),), {"axis": 0}),
             ((x((0, 2)),), {}), ((x((2, 200)),), {"direction": "DESCENDING"})]
 
@@ -580,8 +580,8 @@ def _ref_argsort(values, axis=-1, direction="ASCENDING", stable=False):
 
 
 def _top_k_sample(rng, dtype):
-    x = lambda s: _distinct(rng, s, dtype)  # noqa: E731
-    t = lambda s: _u(rng, s, dtype)  # noqa: E731  (ties: the lower index comes first)
+    x = lambda s: _distinct(rng, s, dtype)
+    t = lambda s: _u(rng, s, dtype)
     return [((x((6,)),), {"k": 2}), ((x((3, 5)),), {"k": 5}), ((t((2, 3, 7)),), {"k": 3}), ((x((4,)),), {"k": 0}),
             ((x((0, 3)),), {"k": 2}), ((x((3, 400)),), {"k": 5}), ((t((2, 50)),), {"k": 40}),
             ((t((2, 100)),), {"k": 30})]

@@ -8,7 +8,6 @@ import re
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
 
 InvalidArgumentError = tf.errors.InvalidArgumentError
@@ -274,6 +273,7 @@ def test_large_inputs_take_the_parallel_paths_correctly(rng):
     np.testing.assert_array_equal(tf.argsort(t, axis=0).numpy(), np.argsort(a, 0, kind="stable"))
     v, i = tf.math.top_k(t, 5)
     np.testing.assert_array_equal(i.numpy(), np.argsort(-a, -1, kind="stable")[:, :5])
+    np.testing.assert_array_equal(v.numpy(), np.take_along_axis(a, i.numpy(), -1))
     np.testing.assert_allclose(tf.cumsum(t, axis=0).numpy(), np.cumsum(a, 0, dtype=np.float64), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(tf.cumsum(t, axis=1).numpy(), np.cumsum(a, 1), rtol=1e-5, atol=1e-5)
     ids = rng.integers(0, 7, a.shape[0]).astype(np.int32)
@@ -413,7 +413,7 @@ def test_gradients_through_indexing_and_gather():
 def test_gradient_of_top_k_and_sort_route_to_the_chosen_entries():
     x = tf.Variable([3.0, 1.0, 2.0])
     with tf.GradientTape(persistent=True) as tape:
-        v, i = tf.math.top_k(x, 2)
+        v, _ = tf.math.top_k(x, 2)
         s = tf.sort(x)
     assert tape.gradient(v, x).numpy().tolist() == [1.0, 0.0, 1.0]
     g = tape.gradient(s, x, output_gradients=tf.constant([10.0, 20.0, 30.0]))
@@ -423,7 +423,7 @@ def test_gradient_of_top_k_and_sort_route_to_the_chosen_entries():
 def test_split_and_unstack_gradients_fill_unused_outputs_with_zeros():
     x = tf.Variable(np.ones((2, 4), np.float32))
     with tf.GradientTape(persistent=True) as tape:
-        a, b = tf.split(x, 2, axis=1)
+        _, b = tf.split(x, 2, axis=1)
         rows = tf.unstack(x)
     assert tape.gradient(b, x).numpy().tolist() == [[0, 0, 1, 1], [0, 0, 1, 1]]
     assert tape.gradient(rows[1], x).numpy().tolist() == [[0, 0, 0, 0], [1, 1, 1, 1]]

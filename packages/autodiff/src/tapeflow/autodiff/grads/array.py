@@ -11,10 +11,33 @@ meshgrid, ...) are recorded as the primitives they call.
 """
 from __future__ import annotations
 
-from tapeflow.core.ops import (argsort, concat, cumsum, gather, gather_nd, greater_equal, maximum, multiply, pad,
-                               range_, real_div, reduce_sum, reshape, reverse, scatter_nd, slice, split, stack,
-                               strided_slice, strided_slice_grad, tensor_scatter_nd_update, transpose, unstack,
-                               where, zeros_like)
+from tapeflow.core.ops import (
+    argsort,
+    concat,
+    cumsum,
+    gather,
+    gather_nd,
+    greater_equal,
+    maximum,
+    multiply,
+    pad,
+    range_,
+    real_div,
+    reduce_sum,
+    reshape,
+    reverse,
+    scatter_nd,
+    slice,
+    split,
+    stack,
+    strided_slice,
+    strided_slice_grad,
+    tensor_scatter_nd_update,
+    transpose,
+    unstack,
+    where,
+    zeros_like,
+)
 from tapeflow.core.ops.array_ops import _scatter_add_axis, broadcast_to
 
 from ..registry import defgrad

@@ -19,7 +19,15 @@ import numpy as np
 
 from .. import devices as _device
 from .. import dtypes as _dt
-from ..dispatch import alloc, hooks, kernel_failed, normalize_axis, on_device, register, to_tensor
+from ..dispatch import (
+    alloc,
+    hooks,
+    kernel_failed,
+    normalize_axis,
+    on_device,
+    register,
+    to_tensor,
+)
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, constant, make
 from . import _ew
@@ -122,7 +130,7 @@ def _value_bytes(value, dtype, op, what="value"):
         return value._host().reshape(()).tobytes()
     try:
         arr = np.asarray(value)
-    except Exception:
+    except (TypeError, ValueError):
         arr = None
     if arr is None or arr.shape != () or arr.dtype.kind not in "biuf":
         raise InvalidArgumentError(f"{what} must be a scalar number, got {value!r}", op)
@@ -367,7 +375,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     if d < 0 and s < lim:
         raise InvalidArgumentError(f"start = {s} < limit = {lim} with delta = {d} < 0; allowed: start >= limit "
                                    "when delta < 0", "Range")
-    n = -((s - lim) // d) if dtype.is_integer else int(_math.ceil((lim - s) / d))
+    n = -((s - lim) // d) if dtype.is_integer else _math.ceil((lim - s) / d)
     if dtype.is_integer and n and not (dtype.min <= s + (n - 1) * d <= dtype.max):
         raise InvalidArgumentError(f"range({s}, {lim}, {d}) leaves the range of {dtype.name}", "Range")
     dev = _creation_device()
@@ -635,7 +643,7 @@ def transpose(a, perm=None, conjugate=False, name=None):
     if perm == tuple(range(nd)):
         out = _view(x, shape)
     else:
-        dev, x = _place(x)
+        _, x = _place(x)
         strides = _contig_strides(x._shape)
         out = strided_copy(x, shape, 0, [strides[p] for p in perm], op="Transpose")
     rec = hooks.recorder
@@ -662,7 +670,7 @@ def broadcast_to(input, shape, name=None):
     if shape == x._shape:
         out = _view(x, shape)
     else:
-        dev, x = _place(x)
+        _, x = _place(x)
         out = strided_copy(x, shape, 0, _ew._strides_for(x._shape, shape), op="BroadcastTo")
     rec = hooks.recorder
     if rec is not None:
@@ -684,7 +692,7 @@ def tile(input, multiples, name=None):
     if len(mult) != nd or any(m < 0 for m in mult):
         raise InvalidArgumentError(f"multiples = {list(mult)} for a tensor of rank {nd}; allowed: exactly {nd} "
                                    "non-negative ints", "Tile")
-    dev, x = _place(x)
+    _, x = _place(x)
     out_shape = tuple(m * d for m, d in zip(mult, x._shape))
     if out_shape == x._shape:
         out = _view(x, out_shape)
@@ -748,7 +756,7 @@ def reverse(tensor, axis, name=None):
     """
     x = to_tensor(tensor, "ReverseV2")
     axes = _axes_arg(axis, len(x._shape), "ReverseV2")
-    dev, x = _place(x)
+    _, x = _place(x)
     strides = _contig_strides(x._shape)
     off, st = 0, list(strides)
     for a in axes:
@@ -989,7 +997,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 # ---- slicing --------------------------------------------------------------------
 
 @register("slice", "Slice")
-def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
+def slice(input_, begin, size, name=None):
     """The block starting at ``begin`` with ``size`` entries per axis (-1: all the rest).
 
     >>> import tapeflow as tf
@@ -1014,7 +1022,7 @@ def slice(input_, begin, size, name=None):  # noqa: A001  (TensorFlow's name)
                                        f"{d}); allowed: -1 or a size that fits", "Slice")
         sizes.append(si)
     sizes = tuple(sizes)
-    dev, x = _place(x)
+    _, x = _place(x)
     if sizes == x._shape:
         out = _view(x, sizes)
     else:
@@ -1171,7 +1179,7 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     b, e, s = _spec_args(begin, end, strides, "StridedSlice")
     masks = (int(begin_mask), int(end_mask), int(ellipsis_mask), int(new_axis_mask), int(shrink_axis_mask))
     key = _spec_key(b, e, s, *masks)
-    dev, x = _place(x)
+    _, x = _place(x)
     off, vshape, vstr, result = _index_plan(x._shape, key)
     out = _view(strided_copy(x, vshape, off, vstr, op="StridedSlice"), result)
     _record("strided_slice", (x,), out, {"begin": b, "end": e, "strides": s, "begin_mask": masks[0],
@@ -1215,9 +1223,7 @@ def _is_advanced(k):
         return bool(k._shape) or k._dtype.is_bool
     if hasattr(k, "_as_tensor"):
         return True
-    if isinstance(k, (list, np.ndarray)):
-        return True
-    return False
+    return isinstance(k, (list, np.ndarray))
 
 
 def getitem(tensor, key):
@@ -1264,7 +1270,7 @@ def getitem(tensor, key):
 
 
 def _basic_getitem(x, keys):
-    dev, x = _place(x)
+    _, x = _place(x)
     offset, vshape, vstr, result = _index_plan(x._shape, keys)
     if vshape == x._shape and offset == 0 and vstr == _contig_strides(vshape):
         out = _view(x, result)
@@ -1282,7 +1288,6 @@ def _advanced_getitem(x, keys):
     n_ell = sum(1 for k in keys if k is Ellipsis)
     if n_ell > 1:
         raise InvalidArgumentError("an index can only have a single ellipsis ('...')", op)
-    arrays = []   # (key position, tensor) for integer arrays, (key position, mask tensor) for masks
     consumed = 0
     conv = []
     for k in keys:
@@ -1321,10 +1326,9 @@ def _advanced_getitem(x, keys):
             out_dim += 1
         elif isinstance(k, Tensor):
             nd = len(k._shape) if k._dtype.is_bool else 1
-            if k._dtype.is_bool:
-                if k._shape != x._shape[in_dim:in_dim + nd]:
-                    raise InvalidArgumentError(f"boolean index of shape {tuple(k._shape)} does not match the "
-                                               f"indexed axes {tuple(x._shape[in_dim:in_dim + nd])}", op)
+            if k._dtype.is_bool and k._shape != x._shape[in_dim:in_dim + nd]:
+                raise InvalidArgumentError(f"boolean index of shape {tuple(k._shape)} does not match the "
+                                           f"indexed axes {tuple(x._shape[in_dim:in_dim + nd])}", op)
             basic.extend([_pyslice(None)] * nd)
             adv.append((out_dim, k, in_dim))
             in_dim += nd
@@ -1960,7 +1964,7 @@ def _sort_args(values, axis, direction, op, allowed):
     a = _int_arg(axis, op, "axis")
     if not -nd <= a < nd:
         raise InvalidArgumentError(f"axis {a} is out of range for a tensor of rank {nd}; allowed: [{-nd}, {nd})", op)
-    dev, x = _place(x)
+    _, x = _place(x)
     return x, a % nd, _direction(direction, op)
 
 
