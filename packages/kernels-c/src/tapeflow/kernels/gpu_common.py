@@ -489,3 +489,533 @@ class GPUBackend(Backend):
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         return self._fill_bits(dst, elsize, n, _value_bits(value, elsize))
+
+    # ------------------------------------------------------------- validation
+    def _first_bad(self, kname, n, sig, *args):
+        """Run a validate_* kernel over n items (in slices of 2**30); the first bad position or -1."""
+        flag = self._flag_buffer()
+        for base in range(0, n, 1 << 30):
+            m = min(1 << 30, n - base)
+            with self._lock:
+                self._reset_flag(1, 0x7FFFFFFF7FFFFFFF)
+                st = self._run("index", kname, m, sig, *args[:1], base, m, *args[1:], flag)
+                if st:
+                    return -2
+                bad = int(self._read_words(flag, 1, np.int32)[0])
+            if bad != 0x7FFFFFFF:
+                return base + bad
+        return -1
+
+    def _read_int(self, buf, index, idx_dt):
+        """Element ``index`` of an int32/int64 device array, read back (error paths only)."""
+        dtype = np.int64 if idx_dt == I64 else np.int32
+        out = np.empty(1, dtype)
+        self._read(buf.mem, out, index * out.itemsize)
+        return int(out[0])
+
+    @staticmethod
+    def _idx_suffix(idx_dt):
+        return {I32: "i32", I64: "i64"}.get(idx_dt)
+
+    # ------------------------------------------------------------------ index
+    def gather(self, elsize, idx_dt, params, idx, out, batch, outer, axis_n, nidx, inner, bad):
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        isuf = self._idx_suffix(idx_dt)
+        if isuf is None:
+            return EBADDTYPE
+        if min(batch, outer, axis_n, nidx, inner) < 0:
+            return EBADSIZE
+        first = self._first_bad(f"validate_idx_{isuf}", batch * nidx, "BllilB", idx, 0, axis_n)
+        if first >= 0:
+            bad[0] = first
+            return ERANGE
+        total = batch * outer * nidx * inner
+        return self._run("index", f"gather_{elsize}_{isuf}", total, "BBBlllll", params, idx, out, outer, axis_n,
+                         nidx, inner, total)
+
+    def scatter_add_axis(self, dt, idx_dt, upd, idx, out, batch, outer, axis_n, nidx, inner, drop_negative, bad):
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        isuf = self._idx_suffix(idx_dt)
+        if isuf is None:
+            return EBADDTYPE
+        k = self._k("index", f"scatter_add_axis_{SUF[dt]}_{isuf}")
+        if k is None:
+            return EBADDTYPE
+        if min(batch, outer, axis_n, nidx, inner) < 0:
+            return EBADSIZE
+        first = self._first_bad(f"validate_idx_{isuf}", batch * nidx, "BllilB", idx, 1 if drop_negative else 0,
+                                axis_n)
+        if first >= 0:
+            bad[0] = first
+            return ERANGE
+        bo_n = batch * outer
+        self._fill_bits(out, SIZE[dt], bo_n * axis_n * inner, 0)
+        if bo_n == 0 or inner == 0 or nidx == 0:
+            return OK
+        return self._run("index", f"scatter_add_axis_{SUF[dt]}_{isuf}", bo_n * inner, "BBBlllll", upd, idx, out,
+                         bo_n, outer, axis_n, nidx, inner)
+
+    def gather_nd(self, elsize, idx_dt, params, idx, out, batch, nrest, k, dims, inner, bad):
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        isuf = self._idx_suffix(idx_dt)
+        if isuf is None:
+            return EBADDTYPE
+        if batch < 0 or nrest < 0 or k < 0 or inner < 0:
+            return EBADSIZE
+        if k > MAXDIMS:
+            return EBADSIZE
+        dims = _ints(dims[:k])
+        first = self._first_bad(f"validate_nd_{isuf}", batch * nrest, "BlliDB", idx, k, dims)
+        if first >= 0:
+            bad[0] = first
+            return ERANGE
+        total = batch * nrest * inner
+        return self._run("index", f"gather_nd_{elsize}_{isuf}", total, "BBBliDlll", params, idx, out, nrest, k,
+                         dims, _prod(dims), inner, total)
+
+    def scatter_nd(self, op, dt, idx_dt, idx, upd, out, n, k, dims, inner, bad):
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        isuf = self._idx_suffix(idx_dt)
+        if isuf is None:
+            return EBADDTYPE
+        if op not in (0, 1):
+            return EBADOP
+        if n < 0 or k < 0 or inner < 0 or k > MAXDIMS:
+            return EBADSIZE
+        name = f"scatter_nd_set_{SIZE[dt]}_{isuf}" if op == 0 else f"scatter_nd_add_{SUF[dt]}_{isuf}"
+        if self._k("index", name) is None:
+            return EBADDTYPE
+        dims = _ints(dims[:k])
+        first = self._first_bad(f"validate_nd_{isuf}", n, "BlliDB", idx, k, dims)
+        if first >= 0:
+            bad[0] = first
+            return ERANGE
+        if n == 0 or inner == 0:
+            return OK
+        return self._run("index", name, inner, "BBBliDl", idx, upd, out, n, k, dims, inner)
+
+    def one_hot(self, elsize, idx_dt, idx, on, off, out, outer, depth, inner):
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        isuf = self._idx_suffix(idx_dt)
+        if isuf is None:
+            return EBADDTYPE
+        if outer < 0 or depth < 0 or inner < 0:
+            return EBADSIZE
+        total = outer * depth * inner
+        return self._run("index", f"one_hot_{elsize}_{isuf}", total, "BBllLLl", idx, out, depth, inner,
+                         _value_bits(on, elsize), _value_bits(off, elsize), total)
+
+    _NZ = {F16: "h16", BF16: "h16", F32: "f32", F64: "f64", I8: "i8", U8: "u8", I16: "i16", I32: "i32",
+           I64: "i64", BOOL: "u8"}
+    _NZ_CHUNK = 1024
+
+    def _nz_counts(self, dt, x, n):
+        """Per-chunk non-zero counts, scanned to offsets; returns (offsets, total buffer, nchunks)."""
+        nchunks = -(-n // self._NZ_CHUNK)
+        counts = self._buffer(max(nchunks, 1) * 8)
+        total = self._buffer(8)
+        self._run("index", f"nz_count_{self._NZ[dt]}", nchunks, "BllB", x, n, self._NZ_CHUNK, counts)
+        self._run("index", "nz_scan", 1, "BlB", counts, nchunks, total)
+        return counts, total, nchunks
+
+    def count_nonzero(self, dt, x, n, count):
+        if n < 0:
+            return EBADSIZE
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        if n == 0:
+            count[0] = 0
+            return OK
+        _, total, _ = self._nz_counts(dt, x, n)
+        count[0] = int(self._read_words(total, 1)[0])
+        return OK
+
+    def where_indices(self, dt, x, ndim, shape, n, out):
+        if n < 0 or ndim < 0 or ndim > MAXDIMS:
+            return EBADSIZE
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        if n == 0:
+            return OK
+        counts, _, nchunks = self._nz_counts(dt, x, n)
+        return self._run("index", f"nz_write_{self._NZ[dt]}", nchunks, "BllBiDB", x, n, self._NZ_CHUNK, counts,
+                         ndim, _ints(shape[:ndim]) or [1], out)
+
+    def select(self, elsize, ndim, shape, cond, cstr, a, astr, b, bstr, out):
+        if ndim < 1 or ndim > MAXDIMS:
+            return EBADSIZE
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        shape = _ints(shape[:ndim])
+        if any(d < 0 for d in shape):
+            return EBADSIZE
+        total = _prod(shape)
+        return self._run("index", f"select_{elsize}", total, "BBBBiDDDDl", cond, a, b, out, ndim, shape,
+                         _ints(cstr[:ndim]), _ints(astr[:ndim]), _ints(bstr[:ndim]), total)
+
+    # ------------------------------------------------------------------- join
+    def concat(self, elsize, n, srcs, widths, outer, dst):
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        if n < 0 or outer < 0:
+            return EBADSIZE
+        widths = _ints(widths[:n])
+        if any(w < 0 for w in widths):
+            return EBADSIZE
+        total = sum(widths)
+        if total == 0 or outer == 0:
+            return OK
+        off = 0
+        for src, w in zip(list(srcs)[:n], widths):
+            if w:
+                self._run("copy", f"rows_copy_{elsize}", outer * w, "BllBllll", src, w, 0, dst, total, off, w, outer)
+            off += w
+        return OK
+
+    def split(self, elsize, n, src, widths, outer, dsts):
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        if n < 0 or outer < 0:
+            return EBADSIZE
+        widths = _ints(widths[:n])
+        if any(w < 0 for w in widths):
+            return EBADSIZE
+        total = sum(widths)
+        if total == 0 or outer == 0:
+            return OK
+        off = 0
+        for dst, w in zip(list(dsts)[:n], widths):
+            if w:
+                self._run("copy", f"rows_copy_{elsize}", outer * w, "BllBllll", src, total, off, dst, w, 0, w, outer)
+            off += w
+        return OK
+
+    def pad(self, elsize, mode, ndim, in_shape, before, out_shape, src, dst, value):
+        if elsize not in (1, 2, 4, 8):
+            return EBADARG
+        if mode < 0 or mode > 2:
+            return EBADOP
+        if ndim < 0 or ndim > MAXDIMS:
+            return EBADSIZE
+        ins, bef, outs = _ints(in_shape[:ndim]), _ints(before[:ndim]), _ints(out_shape[:ndim])
+        if any(d < 0 for d in ins + outs):
+            return EBADSIZE
+        total = _prod(outs)
+        return self._run("join", f"pad_{elsize}", total, "BBiDDDiLl", src, dst, ndim, ins or [1], bef or [0],
+                         outs or [1], mode, _value_bits(value, elsize), total)
+
+    def iota(self, dt, start, delta, istart, idelta, out, n):
+        if n < 0:
+            return EBADSIZE
+        if not 0 <= dt < 10 or dt == BOOL:
+            return EBADDTYPE
+        return self._run("join", f"iota_{SUF[dt]}", n, "Blppll", out, n, float(start), float(delta), int(istart),
+                         int(idelta))
+
+    def linspace(self, dt, start, stop, out, n):
+        if n < 0:
+            return EBADSIZE
+        if dt not in (F16, BF16, F32, F64):
+            return EBADDTYPE
+        step = (stop - start) / float(n - 1) if n > 1 else 0.0
+        return self._run("join", f"linspace_{SUF[dt]}", n, "Blppp", out, n, float(start), float(stop), step)
+
+    # ------------------------------------------------------------------- sort
+    _KEY = {F16: ("f", 4), BF16: ("f", 4), F32: ("f", 4), F64: ("d", 8), I8: ("l", 8), U8: ("l", 8),
+            I16: ("l", 8), I32: ("l", 8), I64: ("l", 8), BOOL: ("l", 8)}
+
+    def _sort(self, dt, x, vals, idx, idx_dt, outer, n, descending, k):
+        if dt not in self._KEY:
+            return EBADDTYPE
+        want_idx = not _is_null(idx)
+        want_vals = not _is_null(vals)
+        isuf = self._idx_suffix(idx_dt) if want_idx else "i64"
+        if isuf is None:
+            return EBADDTYPE
+        if outer < 0 or n < 0 or k > n:
+            return EBADSIZE
+        if outer == 0 or n == 0 or k == 0:
+            return OK
+        kind, ks = self._KEY[dt]
+        if self._k("sort", f"sort_load_{SUF[dt]}") is None:
+            return EBADDTYPE
+        total = outer * n
+        keys = [self._buffer(total * ks), self._buffer(total * ks)]
+        ids = [self._buffer(total * 8), self._buffer(total * 8)]
+        self._run("sort", f"sort_load_{SUF[dt]}", total, "BBBll", x, keys[0], ids[0], n, total)
+        merge = f"sort_merge_{kind}_{'desc' if descending else 'asc'}"
+        cur, w = 0, 1
+        while w < n:
+            self._run("sort", merge, total, "BBBBlll", keys[cur], ids[cur], keys[1 - cur], ids[1 - cur], n, w, total)
+            cur, w = 1 - cur, w * 2
+        m = n if k < 0 else k
+        return self._run("sort", f"sort_emit_{SIZE[dt]}_{isuf}", outer * m, "BBBBlliil", x, ids[cur], vals, idx, n,
+                         m, 1 if want_vals else 0, 1 if want_idx else 0, outer * m)
+
+    def sort(self, dt, x, vals, idx, idx_dt, outer, n, descending, want):
+        if not want & 3:
+            return EBADARG
+        return self._sort(dt, x, vals if want & 1 else None, idx if want & 2 else None, idx_dt, outer, n,
+                          1 if descending else 0, -1)
+
+    def top_k(self, dt, x, vals, idx, idx_dt, outer, n, k):
+        if k < 0:
+            return EBADSIZE
+        return self._sort(dt, x, vals, idx, idx_dt, outer, n, 1, k)
+
+    def cumulative(self, op, dt, x, out, outer, n, inner, exclusive, reverse):
+        if op not in (0, 1):
+            return EBADOP
+        if outer < 0 or n < 0 or inner < 0:
+            return EBADSIZE
+        if outer == 0 or n == 0 or inner == 0:
+            return OK
+        if not 0 <= dt < 10:
+            return EBADDTYPE
+        return self._run("sort", f"cumulative_{SUF[dt]}", outer * inner, "BBilllii", x, out, op, outer, n, inner,
+                         1 if exclusive else 0, 1 if reverse else 0)
+
+    # --------------------------------------------------------------------- nn
+    def softmax(self, dt, log_, x, out, outer, r, inner):
+        if outer < 0 or r < 0 or inner < 0:
+            return EBADSIZE
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        if outer * r * inner == 0:
+            return OK
+        return self._run("nn", f"softmax_{SUF[dt]}", outer * inner, "BBilll", x, out, 1 if log_ else 0, outer, r,
+                         inner)
+
+    def softmax_xent(self, dt, labels, logits, loss, backprop, outer, r, inner):
+        if outer < 0 or r < 0 or inner < 0:
+            return EBADSIZE
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        if outer * inner == 0:
+            return OK
+        want = not _is_null(backprop)
+        return self._run("nn", f"softmax_xent_{SUF[dt]}", outer * inner, "BBBBilll", labels, logits, loss,
+                         backprop if want else None, 1 if want else 0, outer, r, inner)
+
+    def sparse_softmax_xent(self, dt, label_dt, labels, logits, loss, backprop, rows, r, bad):
+        if rows < 0 or r < 0:
+            return EBADSIZE
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        lsuf = self._idx_suffix(label_dt)
+        if lsuf is None:
+            return EBADDTYPE
+        first = self._first_bad(f"validate_idx_{lsuf}", rows, "BllilB", labels, 0, r)
+        if first >= 0:
+            bad[0] = first
+            bad[1] = self._read_int(labels, first, label_dt)
+            return ERANGE
+        if rows == 0:
+            return OK
+        want = not _is_null(backprop)
+        return self._run("nn", f"sparse_softmax_xent_{SUF[dt]}_{lsuf}", rows, "BBBBill", labels, logits, loss,
+                         backprop if want else None, 1 if want else 0, rows, r)
+
+    # ----------------------------------------------------------------- random
+    def philox4x32_10(self, ctr, key, out, nblocks):
+        """Raw Philox blocks; ``ctr`` (4 words) and ``key`` (2 words) are host values, ``out`` a device buffer."""
+        if nblocks < 0:
+            return EBADSIZE
+        c = [int(ctr[i]) & 0xFFFFFFFF for i in range(4)]
+        kk = [int(key[i]) & 0xFFFFFFFF for i in range(2)]
+        return self._run("random", "philox_raw", nblocks, "IIIIIIBl", *c, *kk, out, nblocks)
+
+    def random_uniform(self, dt, out, n, key, stream, lo, hi):
+        if n < 0:
+            return EBADSIZE
+        if not lo < hi:
+            return EBADARG
+        if dt not in (F32, F64, F16, BF16):
+            return EBADDTYPE
+        per = 2 if dt == F64 else 4
+        return self._run("random", f"random_uniform_{SUF[dt]}", -(-n // per), "BlLLpp", out, n, key, stream,
+                         float(lo), float(hi))
+
+    def random_uniform_int(self, dt, out, n, key, stream, lo, hi):
+        if n < 0:
+            return EBADSIZE
+        if not lo < hi:
+            return EBADARG
+        if dt == I32:
+            if lo < -2 ** 31 or hi > 2 ** 31:
+                return EBADARG
+            per = 4
+        elif dt == I64:
+            per = 2
+        else:
+            return EBADDTYPE
+        return self._run("random", f"random_uniform_int_{SUF[dt]}", -(-n // per), "BlLLll", out, n, key, stream,
+                         int(lo), int(hi))
+
+    def random_normal(self, dt, out, n, key, stream, mean, stddev):
+        if n < 0:
+            return EBADSIZE
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        per = 2 if dt == F64 else 4
+        return self._run("random", f"random_normal_{SUF[dt]}", -(-n // per), "BlLLdd", out, n, key, stream,
+                         float(mean), float(stddev))
+
+    def random_truncated_normal(self, dt, out, n, key, stream, mean, stddev):
+        if n < 0 or n > 1 << 56:
+            return EBADSIZE
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        return self._run("random", f"random_truncated_normal_{SUF[dt]}", n, "BlLLdd", out, n, key, stream,
+                         float(mean), float(stddev))
+
+    def random_dropout_mask(self, dt, out, n, key, stream, rate):
+        if n < 0:
+            return EBADSIZE
+        if not 0.0 <= rate < 1.0:
+            return EBADARG
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        keep = 1.0 / (1.0 - rate)
+        if dt == F32:
+            keep = float(np.float32(keep))
+        return self._run("random", f"random_dropout_mask_{SUF[dt]}", -(-n // 4), "BlLLp" + ("f" if dt == F32 else "d"),
+                         out, n, key, stream, float(rate), keep)
+
+    def random_categorical(self, dt, logits, batch, classes, num_samples, out_dt, out, key, stream, bad_row):
+        if batch < 0 or classes < 0 or num_samples < 0:
+            return EBADSIZE
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        osuf = self._idx_suffix(out_dt)
+        if osuf is None:
+            return EBADDTYPE
+        if batch == 0 or num_samples == 0:
+            return OK
+        if classes == 0:
+            bad_row[0] = 0
+            return EBADARG
+        name = f"random_categorical_{SUF[dt]}_{osuf}"
+        if self._k("random", name) is None:
+            return EBADDTYPE
+        cdf = self._buffer(batch * classes * 8)
+        flag = self._flag_buffer()
+        with self._lock:
+            self._reset_flag(1, 0x7FFFFFFF7FFFFFFF)
+            self._run("random", name, batch, "BlllBLLBB", logits, batch, classes, num_samples, out, key, stream,
+                      cdf, flag)
+            first = int(self._read_words(flag, 1, np.int32)[0])
+        if first != 0x7FFFFFFF:
+            bad_row[0] = first
+            return EBADARG
+        return OK
+
+    def random_shuffle(self, rowbytes, n, src, dst, perm_buf, key, stream):
+        if rowbytes < 0 or n < 0:
+            return EBADSIZE
+        if n == 0:
+            return OK
+        self._run("random", "shuffle_perm", 1, "BlLL", perm_buf, n, key, stream)
+        if rowbytes == 0:
+            return OK
+        e = 8 if rowbytes % 8 == 0 else 4 if rowbytes % 4 == 0 else 2 if rowbytes % 2 == 0 else 1
+        roww = rowbytes // e
+        return self._run("random", f"shuffle_rows_{e}", n * roww, "BBBll", src, dst, perm_buf, n, roww)
+
+    # ------------------------------------------------------------------- conv
+    @staticmethod
+    def _geom(geom, depthwise=False):
+        g = _ints(geom[:15])
+        if len(g) < 15:
+            return EBADARG, None
+        n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw = g[:13]
+        if min(n, h, w, c, kh, kw, oc, oh, ow) < 0:
+            return EBADSIZE, None
+        if min(sh, sw, dh, dw) < 1:
+            return EBADARG, None
+        if kh * kw * c > INT32_MAX or oc > INT32_MAX or c > INT32_MAX:
+            return EBADSIZE, None
+        if depthwise and (oc != 0 if c == 0 else oc % c):
+            return EBADSIZE, None
+        return OK, g + [0]
+
+    def _conv(self, name, dt, geom, depthwise, count_of, *bufs, zero_out=False):
+        st, g = self._geom(geom, depthwise)
+        if st:
+            return st
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        n = count_of(g)
+        return self._run("conv", f"{name}_{SUF[dt]}", n, "B" * len(bufs) + "G", *bufs, g)
+
+    @staticmethod
+    def _outs(g):
+        return g[0] * g[7] * g[8] * g[6]
+
+    @staticmethod
+    def _ins(g):
+        return g[0] * g[1] * g[2] * g[3]
+
+    @staticmethod
+    def _pool_outs(g):
+        return g[0] * g[7] * g[8] * g[3]
+
+    def conv2d(self, dt, geom, x, w, y):
+        return self._conv("conv2d", dt, geom, False, self._outs, x, w, y)
+
+    def conv2d_backprop_input(self, dt, geom, dy, w, dx):
+        return self._conv("conv2d_backprop_input", dt, geom, False, self._ins, dy, w, dx)
+
+    def conv2d_backprop_filter(self, dt, geom, x, dy, dw):
+        return self._conv("conv2d_backprop_filter", dt, geom, False, lambda g: g[4] * g[5] * g[3] * g[6], x, dy, dw)
+
+    def depthwise_conv2d(self, dt, geom, x, w, y):
+        return self._conv("depthwise_conv2d", dt, geom, True, self._outs, x, w, y)
+
+    def depthwise_conv2d_backprop_input(self, dt, geom, dy, w, dx):
+        return self._conv("depthwise_conv2d_backprop_input", dt, geom, True, self._ins, dy, w, dx)
+
+    def depthwise_conv2d_backprop_filter(self, dt, geom, x, dy, dw):
+        return self._conv("depthwise_conv2d_backprop_filter", dt, geom, True, lambda g: g[4] * g[5] * g[6], x, dy,
+                          dw)
+
+    def max_pool2d(self, dt, geom, x, y):
+        return self._conv("max_pool2d", dt, geom, False, self._pool_outs, x, y)
+
+    def max_pool2d_grad(self, dt, geom, x, dy, dx):
+        return self._conv("max_pool2d_grad", dt, geom, False, self._ins, x, dy, dx)
+
+    def max_pool2d_grad_grad(self, dt, geom, x, ggx, ggy):
+        return self._conv("max_pool2d_grad_grad", dt, geom, False, self._pool_outs, x, ggx, ggy)
+
+    def avg_pool2d(self, dt, geom, x, y):
+        return self._conv("avg_pool2d", dt, geom, False, self._pool_outs, x, y)
+
+    def avg_pool2d_grad(self, dt, geom, dy, dx):
+        return self._conv("avg_pool2d_grad", dt, geom, False, self._ins, dy, dx)
+
+
+def _is_null(h) -> bool:
+    """A kernel's optional output left out: None or a NULL pointer (``backend.ffi.NULL``)."""
+    if h is None:
+        return True
+    if isinstance(h, DeviceBuffer):
+        return False
+    ffi = _NULL_FFI or _null_ffi()
+    return isinstance(h, ffi.CData) and h == ffi.NULL
+
+
+_NULL_FFI = None
+
+
+def _null_ffi():
+    global _NULL_FFI
+    import cffi
+
+    _NULL_FFI = cffi.FFI()
+    return _NULL_FFI

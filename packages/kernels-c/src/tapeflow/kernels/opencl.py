@@ -152,6 +152,7 @@ class OpenCLBackend(GPUBackend):
         self._f64 = ffi.new("double[32]")
         self._f32 = ffi.new("float[32]")
         self._dims = [ffi.new("int64_t[12]") for _ in range(32)]
+        self._geoms = [ffi.new("int64_t[16]") for _ in range(4)]
         self._null_mem = None
         self._null_mem = self._buffer(256)
         self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
@@ -213,9 +214,9 @@ class OpenCLBackend(GPUBackend):
             self.cl.clReleaseEvent(ev)
             count -= 1
 
-    def _read(self, mem, array):
+    def _read(self, mem, array, offset=0):
         with self._lock:
-            st = self.cl.clEnqueueReadBuffer(self._queue, mem, 1, 0, array.nbytes, self.ffi.from_buffer(array),
+            st = self.cl.clEnqueueReadBuffer(self._queue, mem, 1, offset, array.nbytes, self.ffi.from_buffer(array),
                                              0, self.ffi.NULL, self.ffi.NULL)
             self.stats["syncs"] += 1
             self._check(st, "clEnqueueReadBuffer")
@@ -328,6 +329,14 @@ class OpenCLBackend(GPUBackend):
                 elif code == "i":
                     self._i32[i] = v
                     st = set_arg(k, i, 4, self._i32 + i)
+                elif code == "I":
+                    self._i32[i] = v if v < 0x80000000 else v - 0x100000000
+                    st = set_arg(k, i, 4, self._i32 + i)
+                elif code == "G":
+                    d = self._geoms[i]
+                    for j, x in enumerate(v):
+                        d[j] = x
+                    st = set_arg(k, i, 128, d)
                 elif code == "L":
                     self._u64[i] = v
                     st = set_arg(k, i, 8, self._u64 + i)

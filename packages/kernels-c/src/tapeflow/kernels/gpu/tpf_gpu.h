@@ -51,6 +51,7 @@ typedef ulong u64;
 #define AS_U64(d) as_ulong(d)
 #define MULHI_U64(a, b) mul_hi((u64)(a), (u64)(b))
 #define MULHI_U32(a, b) mul_hi((u32)(a), (u32)(b))
+#define ATOMIC_MIN_I32(p, v) atomic_min((volatile G int *)(p), (int)(v))
 
 #else
 /* ------------------------------------------------------------- CUDA C++ */
@@ -84,12 +85,19 @@ typedef unsigned long long u64;
 #define AS_U64(d) ((u64)__double_as_longlong(d))
 #define MULHI_U64(a, b) __umul64hi((u64)(a), (u64)(b))
 #define MULHI_U32(a, b) __umulhi((u32)(a), (u32)(b))
+#define ATOMIC_MIN_I32(p, v) atomicMin((int *)(p), (int)(v))
 #endif
 
 /* --------------------------------------------------------- shared pieces */
 
-/* shapes and strides travel by value (no buffer, no copy) */
+/* shapes and strides travel by value (no buffer, no copy); so does a convolution's geometry */
 typedef struct { i64 d[TPF_MAXDIMS]; } dims_t;
+typedef struct { i64 g[16]; } geom_t;
+
+/* Kernels that validate data (indices, labels) record the position of the first
+ * bad element with ATOMIC_MIN_I32 on a flag the host set to INT32_MAX; the host
+ * validates at most 2**30 elements per launch, so a position fits. */
+#define NO_BAD 2147483647
 
 #define TPF_INF AS_F32(0x7f800000u)
 #define TPF_NAN AS_F32(0x7fc00000u)
