@@ -1,0 +1,367 @@
+"""Training-step benchmarks: an MLP, the seeds' small CNN and the seeds' LSTM cell, beside PyTorch and
+TensorFlow (raw ops with a tape, and Keras) measured in this one process.
+
+* MLP 784-256-256-10 (ReLU), batch 128, sparse softmax cross-entropy, SGD: one step = forward,
+  backward, update.  tapeflow twice: raw ops on a tape, and Keras-style layers.
+* CNN: the seeds' Conv2D(16, 3)-Conv2D(16, 3)-GlobalAveragePooling2D-Dense(10) on 28x28x1, batch 32.
+* LSTM cell: the seeds' ``lstm_cell`` (concat, matmul, split, sigmoid/tanh), batch 32, input 128,
+  hidden 256: one forward step, and forward + backward.
+
+Targets (issue 5): MLP < 2 ms, CNN < 6 ms, LSTM cell < 0.25 ms per step.  The frameworks take
+turns within each timing round, so a busy machine slows them alike; the best round counts.
+Finally the tapeflow MLP step is profiled to show where its Python time goes.
+
+usage: python benchmarks/bench_train.py [--quick]
+"""
+from __future__ import annotations
+
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+import numpy as np
+
+from _common import optional, save, table
+
+import tapeflow as tf
+
+torch = optional("torch")
+tensorflow = optional("tensorflow")
+THREADS = os.cpu_count() or 1
+if torch is not None:
+    torch.set_num_threads(THREADS)
+QUICK = "--quick" in sys.argv
+rng = np.random.default_rng(0)
+results: dict = {"threads": THREADS}
+
+
+def interleaved(fns: dict, number: int, repeat: int = 7) -> dict:
+    """Seconds per call of each function: best of ``repeat`` rounds, the frameworks taking turns."""
+    for f in fns.values():
+        for _ in range(3):
+            f()
+    best = {k: float("inf") for k in fns}
+    for _ in range(3 if QUICK else repeat):
+        for k, f in fns.items():
+            n = max(2, number // 4) if k.startswith("tensorflow") else number
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return best
+
+
+def ms(s):
+    return f"{s * 1e3:.3f}"
+
+
+def report(title, times, target_ms, ref="tapeflow"):
+    rows = []
+    for k, t in times.items():
+        rows.append([k, ms(t), f"{t / times[ref]:.2f}x"])
+    print(table(f"{title} (ms per step; ratio = other / {ref}, >1 means tapeflow is faster; "
+                f"target < {target_ms} ms)", ["framework", "ms/step", "ratio"], rows))
+
+
+# ==== MLP 784-256-256-10, batch 128 =========================================================
+B, SIZES = 128, [784, 256, 256, 10]
+x_np = rng.normal(size=(B, 784)).astype(np.float32)
+y_np = rng.integers(0, 10, B).astype(np.int64)
+w_np = [(rng.normal(size=(a, b)) * np.sqrt(2 / a)).astype(np.float32) for a, b in zip(SIZES, SIZES[1:])]
+LR = 0.01
+
+
+def tapeflow_raw_mlp():
+    x, y = tf.constant(x_np), tf.constant(y_np)
+    params = []
+    for w in w_np:
+        params += [tf.Variable(w), tf.Variable(tf.zeros([w.shape[1]]))]
+    opt = tf.optimizers.SGD(LR)
+
+    def step():
+        with tf.GradientTape() as tape:
+            h = x
+            for i in range(0, len(params), 2):
+                h = tf.matmul(h, params[i].read_value()) + params[i + 1].read_value()
+                if i < len(params) - 2:
+                    h = tf.nn.relu(h)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
+        grads = tape.gradient(loss, params)
+        opt.apply_gradients(zip(grads, params))
+    return step
+
+
+def tapeflow_layers_mlp(optimizer="sgd"):
+    L = tf.keras.layers
+    model = tf.keras.Sequential([L.Dense(256, activation="relu", input_shape=(784,)),
+                                 L.Dense(256, activation="relu"), L.Dense(10)])
+    model.set_weights([a for w in w_np for a in (w, np.zeros(w.shape[1], np.float32))])
+    loss_fn = tf.losses.SparseCategoricalCrossentropy(from_logits=True)
+    opt = tf.optimizers.SGD(LR) if optimizer == "sgd" else tf.optimizers.Adam(1e-3)
+    x, y = tf.constant(x_np), tf.constant(y_np)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        tvars = model.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, tvars), tvars))
+    return step
+
+
+def torch_mlp():
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    x, y = torch.tensor(x_np), torch.tensor(y_np)
+
+    def step():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def tf_raw_mlp():
+    T = tensorflow
+    x, y = T.constant(x_np), T.constant(y_np)
+    params = []
+    for w in w_np:
+        params += [T.Variable(w), T.Variable(T.zeros([w.shape[1]]))]
+    opt = T.keras.optimizers.SGD(LR)
+
+    def step():
+        with T.GradientTape() as tape:
+            h = x
+            for i in range(0, len(params), 2):
+                h = T.matmul(h, params[i]) + params[i + 1]
+                if i < len(params) - 2:
+                    h = T.nn.relu(h)
+            loss = T.reduce_mean(T.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
+        opt.apply_gradients(zip(tape.gradient(loss, params), params))
+    return step
+
+
+def tf_keras_mlp():
+    T, k = tensorflow, tensorflow.keras
+    model = k.Sequential([k.Input((784,)), k.layers.Dense(256, activation="relu"),
+                          k.layers.Dense(256, activation="relu"), k.layers.Dense(10)])
+    loss_fn = k.losses.SparseCategoricalCrossentropy(from_logits=True)
+    opt = k.optimizers.SGD(LR)
+    x, y = T.constant(x_np), T.constant(y_np)
+
+    def step():
+        with T.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return step
+
+
+fns = {"tapeflow": tapeflow_raw_mlp(), "tapeflow layers": tapeflow_layers_mlp(),
+       "tapeflow layers+Adam": tapeflow_layers_mlp("adam")}
+if torch is not None:
+    fns["pytorch"] = torch_mlp()
+if tensorflow is not None:
+    fns["tensorflow raw+tape"] = tf_raw_mlp()
+    fns["tensorflow keras"] = tf_keras_mlp()
+mlp = interleaved(fns, 30)
+report("MLP 784-256-256-10, batch 128, SGD", mlp, 2)
+results["mlp_ms"] = {k: v * 1e3 for k, v in mlp.items()}
+
+# ==== the seeds' CNN, batch 32 ===============================================================
+xc_np = rng.normal(size=(32, 28, 28, 1)).astype(np.float32)
+yc_np = rng.integers(0, 10, 32).astype(np.int64)
+
+
+def tapeflow_cnn():
+    L = tf.keras.layers
+    model = tf.keras.Sequential([L.Conv2D(16, 3, activation="relu", input_shape=(28, 28, 1)),
+                                 L.Conv2D(16, 3, activation="relu"), L.GlobalAveragePooling2D(), L.Dense(10)])
+    loss_fn = tf.losses.SparseCategoricalCrossentropy(from_logits=True)
+    opt = tf.optimizers.SGD(LR)
+    x, y = tf.constant(xc_np), tf.constant(yc_np)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        tvars = model.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, tvars), tvars))
+    return step
+
+
+def torch_cnn():
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(1, 16, 3), nn.ReLU(), nn.Conv2d(16, 16, 3), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    x, y = torch.tensor(xc_np).permute(0, 3, 1, 2).contiguous(), torch.tensor(yc_np)
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    return step
+
+
+def tf_raw_cnn():
+    T = tensorflow
+    g = lambda *s: T.Variable(T.random.normal(s, stddev=0.1))  # noqa: E731
+    k1, b1, k2, b2, w, b = g(3, 3, 1, 16), g(16), g(3, 3, 16, 16), g(16), g(16, 10), g(10)
+    params = [k1, b1, k2, b2, w, b]
+    opt = T.keras.optimizers.SGD(LR)
+    x, y = T.constant(xc_np), T.constant(yc_np)
+
+    def step():
+        with T.GradientTape() as tape:
+            h = T.nn.relu(T.nn.conv2d(x, k1, 1, "VALID") + b1)
+            h = T.nn.relu(T.nn.conv2d(h, k2, 1, "VALID") + b2)
+            logits = T.reduce_mean(h, axis=[1, 2]) @ w + b
+            loss = T.reduce_mean(T.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        opt.apply_gradients(zip(tape.gradient(loss, params), params))
+    return step
+
+
+def tf_keras_cnn():
+    T, k = tensorflow, tensorflow.keras
+    model = k.Sequential([k.Input((28, 28, 1)), k.layers.Conv2D(16, 3, activation="relu"),
+                          k.layers.Conv2D(16, 3, activation="relu"), k.layers.GlobalAveragePooling2D(),
+                          k.layers.Dense(10)])
+    loss_fn = k.losses.SparseCategoricalCrossentropy(from_logits=True)
+    opt = k.optimizers.SGD(LR)
+    x, y = T.constant(xc_np), T.constant(yc_np)
+
+    def step():
+        with T.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    return step
+
+
+fns = {"tapeflow": tapeflow_cnn()}
+if torch is not None:
+    fns["pytorch"] = torch_cnn()
+if tensorflow is not None:
+    fns["tensorflow raw+tape"] = tf_raw_cnn()
+    fns["tensorflow keras"] = tf_keras_cnn()
+cnn = interleaved(fns, 20)
+report("The seeds' CNN (Conv2D 16-Conv2D 16-GAP-Dense 10), 28x28x1, batch 32, SGD", cnn, 6)
+results["cnn_ms"] = {k: v * 1e3 for k, v in cnn.items()}
+
+# ==== the seeds' LSTM cell ===================================================================
+BATCH, IN, HID = 32, 128, 256
+xl = rng.normal(size=(BATCH, IN)).astype(np.float32)
+hl = rng.normal(size=(BATCH, HID)).astype(np.float32)
+cl = rng.normal(size=(BATCH, HID)).astype(np.float32)
+wl = (rng.normal(size=(IN + HID, 4 * HID)) * 0.05).astype(np.float32)
+
+
+def lstm_cell(T, x, w, h, c, split, concat):
+    xhw = T.matmul(concat([x, h], axis=1), w)
+    y = split(xhw, 4, axis=1)
+    in_value = T.tanh(y[0])
+    in_gate, forget_gate, out_gate = [T.sigmoid(v) for v in y[1:]]
+    c = (forget_gate * c) + (in_gate * in_value)
+    h = out_gate * T.tanh(c)
+    return h, c
+
+
+def tapeflow_lstm():
+    x, h, c, w = tf.constant(xl), tf.constant(hl), tf.constant(cl), tf.constant(wl)
+
+    def fwd():
+        return lstm_cell(tf, x, w, h, c, tf.split, tf.concat)
+
+    def fwd_bwd():
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            h2, c2 = lstm_cell(tf, x, w, h, c, tf.split, tf.concat)
+            loss = tf.reduce_sum(h2) + tf.reduce_sum(c2)
+        return tape.gradient(loss, w)
+    return fwd, fwd_bwd
+
+
+def torch_lstm():
+    x, h, c = torch.tensor(xl), torch.tensor(hl), torch.tensor(cl)
+    w = torch.tensor(wl, requires_grad=True)
+    split = lambda t, n, axis: torch.chunk(t, n, dim=axis)  # noqa: E731
+    concat = lambda ts, axis: torch.cat(ts, dim=axis)  # noqa: E731
+
+    def fwd():
+        with torch.no_grad():
+            return lstm_cell(torch, x, w, h, c, split, concat)
+
+    def fwd_bwd():
+        h2, c2 = lstm_cell(torch, x, w, h, c, split, concat)
+        (g,) = torch.autograd.grad(h2.sum() + c2.sum(), w)
+        return g
+    return fwd, fwd_bwd
+
+
+def tf_lstm():
+    T = tensorflow
+    x, h, c, w = T.constant(xl), T.constant(hl), T.constant(cl), T.constant(wl)
+
+    def fwd():
+        return lstm_cell(T, x, w, h, c, T.split, T.concat)
+
+    def fwd_bwd():
+        with T.GradientTape() as tape:
+            tape.watch(w)
+            h2, c2 = lstm_cell(T, x, w, h, c, T.split, T.concat)
+            loss = T.reduce_sum(h2) + T.reduce_sum(c2)
+        return tape.gradient(loss, w)
+    return fwd, fwd_bwd
+
+
+makers = {"tapeflow": tapeflow_lstm}
+if torch is not None:
+    makers["pytorch"] = torch_lstm
+if tensorflow is not None:
+    makers["tensorflow"] = tf_lstm
+pairs = {k: m() for k, m in makers.items()}
+fwd = interleaved({k: p[0] for k, p in pairs.items()}, 300)
+both = interleaved({k: p[1] for k, p in pairs.items()}, 100)
+rows = [[k, ms(fwd[k]), f"{fwd[k] / fwd['tapeflow']:.2f}x", ms(both[k]), f"{both[k] / both['tapeflow']:.2f}x"]
+        for k in pairs]
+print(table("The seeds' LSTM cell, batch 32, input 128, hidden 256 (ms per step; target forward < 0.25 ms)",
+            ["framework", "forward", "ratio", "fwd+bwd", "ratio"], rows))
+results["lstm_cell_forward_ms"] = {k: v * 1e3 for k, v in fwd.items()}
+results["lstm_cell_fwd_bwd_ms"] = {k: v * 1e3 for k, v in both.items()}
+
+# ==== where the tapeflow MLP step's time goes ================================================
+step = tapeflow_layers_mlp()
+for _ in range(5):
+    step()
+N = 50 if QUICK else 200
+prof = cProfile.Profile()
+prof.enable()
+for _ in range(N):
+    step()
+prof.disable()
+stats = pstats.Stats(prof)
+groups: dict = {}
+for (filename, _, func), (_, _, tottime, _, _) in stats.stats.items():
+    if "tapeflow.kernels" in func or "_cffi_backend" in func or "tpf_" in func:
+        g = "C kernels (cffi calls)"
+    elif "/nn/" in filename:
+        g = "nn (layers, losses, optimizer)"
+    elif "/autodiff/" in filename:
+        g = "autodiff (tape, gradient rules)"
+    elif "/core/" in filename:
+        g = "core (op dispatch, tensors, variables)"
+    else:
+        g = "other (builtins, NumPy host glue)"
+    groups[g] = groups.get(g, 0.0) + tottime
+total = sum(groups.values())
+rows = [[g, f"{t / N * 1e6:.0f}", f"{100 * t / total:.0f}%"] for g, t in sorted(groups.items(), key=lambda kv: -kv[1])]
+print(table(f"Where a tapeflow MLP step spends its time (layers + SGD; cProfile, so inflated; {N} steps)",
+            ["part", "µs/step", "share"], rows))
+top = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:12]
+rows = [[f"{os.path.basename(fn)}:{ln}({fu})"[:70], cc, f"{tt / N * 1e6:.1f}"]
+        for (fn, ln, fu), (cc, _, tt, _, _) in top]
+print(table("Top functions by own time (µs per step)", ["function", "calls", "µs/step"],
+            [[r[0], r[1] // N, r[2]] for r in rows]))
+results["mlp_profile_us_per_step"] = {g: t / N * 1e6 for g, t in groups.items()}
+save("train", results)
