@@ -11,18 +11,19 @@
  *   uniform float32      element i  <- w[i]:           (w >> 8) * 2^-24, in [0, 1)
  *   uniform float64      element i  <- w[2i], w[2i+1]: u53(a, b) * 2^-53, in [0, 1)
  *                        with u53(a, b) = (a << 21) | (b >> 11)
- *   uniform float16      element i  <- w[i]: (w >> 21) * 2^-11 (exact in float16)
- *   uniform bfloat16     element i  <- w[i]: (w >> 24) * 2^-8 (exact in bfloat16)
- *     float16/bfloat16 scale in float32 and round once; a result rounding to hi or
- *     above becomes the largest value of the dtype below hi.
  *     scaled to [lo, hi): lo + u * (hi - lo) in the dtype, no fused multiply-add,
  *     a result that rounds up to hi becomes the largest value below hi.
+ *   uniform float16      element i  <- w[i]: (w >> 21) * 2^-11 (exact in float16)
+ *   uniform bfloat16     element i  <- w[i]: (w >> 24) * 2^-8 (exact in bfloat16)
+ *     float16/bfloat16 scale in float32 (lo + (k * 2^-p) * (hi - lo)) and round
+ *     once; a result at or above hi becomes the largest value of the dtype below hi.
  *   uniform int32        element i  <- w[i]:           lo + ((w * (hi - lo)) >> 32)
  *   uniform int64        element i  <- w[2i], w[2i+1]: lo + mulhi64((a << 32) | b, hi - lo)
  *   normal float32       block k -> elements 4k..4k+3: Box-Muller, in double, on the
  *                        pairs (w0, w1) and (w2, w3) of the block:
  *                        u1 = (w0 + 1) * 2^-32 in (0, 1], u2 = w1 * 2^-32,
- *                        r = sqrt(-2 log u1), z = (r cos(2 pi u2), r sin(2 pi u2)),
+ *                        r = sqrt(-2 log u1), z = (r cos(2 pi u2), r sin(2 pi u2))
+ *                        (the pair's first value from cos, the second from sin),
  *                        then mean + stddev * z rounded once to float32.
  *   normal float64       block k -> elements 2k, 2k+1: Box-Muller on
  *                        u1 = (u53(w0, w1) + 1) * 2^-53, u2 = u53(w2, w3) * 2^-53.
@@ -38,34 +39,42 @@
  *   shuffle              Fisher-Yates over rows, i = n-1 .. 1: j = mulhi64(u64(w[2i], w[2i+1]),
  *                        i + 1), swap rows i and j of the index permutation.
  *
- * Float32 normals are computed in double and rounded once, so a backend with
- * correctly rounded double arithmetic and faithful log/sin/cos produces the same
- * bits except in ties of probability ~2^-29 per value.
+ * log, sin and cos above are tapeflow's own (the fdlibm polynomials below, within
+ * 1 ulp), built from +, -, *, / and sqrt only, and nothing is contracted into a
+ * fused multiply-add: a backend with IEEE double arithmetic that evaluates the same
+ * expressions in the same order reproduces every value bit for bit.  (They are also
+ * what lets the compiler vectorise the normal kernels.)
  */
 #include "tpf.h"
 #include <stdlib.h>
+
+/* bit-exact results: no a*b+c contraction, whatever the clone's instruction set */
+#pragma GCC optimize("fp-contract=off")
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define RNG_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef RNG_CLONES
+#define RNG_CLONES
+#endif
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
 #define PHILOX_W0 0x9E3779B9u
 #define PHILOX_W1 0xBB67AE85u
 
-static inline void philox_round(uint32_t c[4], uint32_t k0, uint32_t k1) {
-    uint64_t p0 = (uint64_t)PHILOX_M0 * c[0], p1 = (uint64_t)PHILOX_M1 * c[2];
-    uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
-    uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-    uint32_t n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;
-    c[0] = n0; c[1] = lo1; c[2] = n2; c[3] = lo0;
-}
-
 /* One Philox 4x32-10 block: ten rounds, the key bumped between rounds. */
 static inline void philox4x32_10(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
-    uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
+    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
     for (int r = 0; r < 10; r++) {
         if (r) { k0 += PHILOX_W0; k1 += PHILOX_W1; }
-        philox_round(c, k0, k1);
+        uint64_t p0 = (uint64_t)PHILOX_M0 * c0, p1 = (uint64_t)PHILOX_M1 * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
     }
-    out[0] = c[0]; out[1] = c[1]; out[2] = c[2]; out[3] = c[3];
+    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
 typedef struct { uint32_t k0, k1, s0, s1; } stream_t;
@@ -80,6 +89,30 @@ static inline void block(const stream_t *s, uint64_t b, uint32_t out[4]) {
     philox4x32_10(c, s->k0, s->k1, out);
 }
 
+/* PB blocks at once, lanes side by side so the rounds vectorise: the words of blocks
+ * b0 .. b0+PB-1 in block order, w[4j + k].  `hi_or` is or-ed into the counter's second
+ * word (the truncated normal's attempt number). */
+#define PB 32
+static inline void philox_batch(const stream_t *s, uint64_t b0, uint32_t hi_or, uint32_t *w) {
+    uint32_t c0[PB], c1[PB], c2[PB], c3[PB];
+    for (int j = 0; j < PB; j++) {
+        uint64_t b = b0 + (uint64_t)j;
+        c0[j] = (uint32_t)b; c1[j] = (uint32_t)(b >> 32) | hi_or; c2[j] = s->s0; c3[j] = s->s1;
+    }
+    uint32_t k0 = s->k0, k1 = s->k1;
+    for (int r = 0; r < 10; r++) {
+        if (r) { k0 += PHILOX_W0; k1 += PHILOX_W1; }
+        for (int j = 0; j < PB; j++) {
+            uint64_t p0 = (uint64_t)PHILOX_M0 * c0[j], p1 = (uint64_t)PHILOX_M1 * c2[j];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[j] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3[j] ^ k1;
+            c1[j] = (uint32_t)p1; c3[j] = (uint32_t)p0; c0[j] = n0; c2[j] = n2;
+        }
+    }
+    for (int j = 0; j < PB; j++) {
+        w[4 * j] = c0[j]; w[4 * j + 1] = c1[j]; w[4 * j + 2] = c2[j]; w[4 * j + 3] = c3[j];
+    }
+}
+
 static inline double u53(uint32_t a, uint32_t b) {
     return (double)(((uint64_t)a << 21) | (b >> 11)) * 0x1p-53;
 }
@@ -90,13 +123,78 @@ static inline uint64_t mulhi64(uint64_t a, uint64_t b) {
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
-/* Split `nblocks` blocks over threads; the body (variadic, so it may hold commas) sees `b` (block index). */
-#define FOR_BLOCKS(nblocks, nelems, ...)                                              \
-    do {                                                                             \
-        int64_t nb_ = (nblocks);                                                     \
-        int nt_ = TPF_NTHREADS(nelems);                                              \
-        _Pragma("omp parallel for num_threads(nt_) schedule(static)")                \
-        for (int64_t b = 0; b < nb_; b++) { __VA_ARGS__ }                                 \
+/* ---- log, sin, cos for Box-Muller (fdlibm's kernels; only +, -, *, /) -------------- */
+
+static inline double asdouble(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+static inline uint64_t asuint64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+
+/* natural log of a positive normal double (here u1 in [2^-53, 1]) */
+static inline double rng_log(double x) {
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                 Lg7 = 1.479819860511658591e-01,
+                 ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    uint64_t bits = asuint64(x);
+    /* x = m * 2^k with m in [sqrt(2)/2, sqrt(2)) */
+    double k = asdouble((bits >> 52) | 0x4330000000000000ULL) - 4503599627370496.0 - 1023.0;
+    double m = asdouble((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+    int big = m > 1.4142135623730951;
+    m = big ? m * 0.5 : m;
+    k = big ? k + 1.0 : k;
+    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
+    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    double R = t2 + t1, hfsq = 0.5 * f * f;
+    return k * ln2_hi - ((hfsq - (s * (hfsq + R) + k * ln2_lo)) - f);
+}
+
+/* sin and cos of 2 pi u for u in [0, 1): exact quarter-turn reduction on u itself */
+static inline void rng_sincos_2pi(double u, double *sn, double *cs) {
+    const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
+                 S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
+                 S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10,
+                 C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
+                 C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
+                 C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+    double q = (4.0 * u + 6755399441055744.0) - 6755399441055744.0;  /* nearest quarter turn */
+    double a = (u - 0.25 * q) * 6.283185307179586476925286766559;     /* |a| <= pi/4 */
+    double z = a * a;
+    double s = a + a * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)))));
+    double hz = 0.5 * z, wc = 1.0 - hz;
+    double c = wc + (((1.0 - wc) - hz) + z * z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6))))));
+    double qm = q == 4.0 ? 0.0 : q;                                     /* quadrant 0..3 */
+    int swap = (qm == 1.0) | (qm == 3.0);
+    double s2 = swap ? c : s, c2 = swap ? s : c;
+    /* signs as exact multiplications by +-1 (selects here stop GCC vectorising) */
+    double h = (qm * 0.5 - 0.25 + 6755399441055744.0) - 6755399441055744.0;  /* 0, 0, 1, 1 */
+    *sn = (1.0 - 2.0 * h) * s2;                                           /* +, +, -, - */
+    *cs = (2.0 * (fabs(qm - 1.5) - 0.5) - 1.0) * c2;                      /* +, -, -, + */
+}
+
+static inline void box_muller(double u1, double u2, double *z0, double *z1) {
+    double r = sqrt(-2.0 * rng_log(u1)), sn, cs;
+    rng_sincos_2pi(u2, &sn, &cs);
+    *z0 = r * cs;
+    *z1 = r * sn;
+}
+
+/* ---- running batches over threads ------------------------------------------------ */
+
+/* Split the batches of PB blocks covering `nblocks` over threads; CALL sees the block
+ * range [b_lo, b_hi) (multiples of PB) of one thread. */
+#define RUN_BATCHES(nblocks, nelems, CALL)                                              \
+    do {                                                                              \
+        int64_t nbat_ = ((nblocks) + PB - 1) / PB;                                    \
+        int nt_ = TPF_NTHREADS(nelems);                                               \
+        if (nt_ > nbat_) nt_ = nbat_ > 0 ? (int)nbat_ : 1;                            \
+        int64_t chunk_ = nt_ > 0 ? (nbat_ + nt_ - 1) / nt_ : 0;                       \
+        _Pragma("omp parallel for num_threads(nt_) schedule(static)")                 \
+        for (int t_ = 0; t_ < nt_; t_++) {                                            \
+            int64_t b_lo = (int64_t)t_ * chunk_ * PB, b_hi = b_lo + chunk_ * PB;      \
+            if (b_hi > nbat_ * PB) b_hi = nbat_ * PB;                                 \
+            if (b_lo < b_hi) CALL;                                                    \
+        }                                                                             \
     } while (0)
 
 /* ---- raw blocks (known-answer tests, other backends' cross-checks) ---------- */
@@ -119,15 +217,6 @@ int tpf_philox4x32_10(const uint32_t *ctr, const uint32_t *key, uint32_t *out, i
 
 /* ---- uniform floats ------------------------------------------------------------ */
 
-static inline float scale_f32(float u, float lo, float hi, float width) {
-    float v = lo + u * width;
-    return v < hi ? v : nextafterf(hi, lo);
-}
-static inline double scale_f64(double u, double lo, double hi, double width) {
-    double v = lo + u * width;
-    return v < hi ? v : nextafter(hi, lo);
-}
-
 static inline float narrow_to_float(int half, uint16_t h) {
     return half ? tpf_half_to_float(h) : tpf_bf16_to_float(h);
 }
@@ -136,81 +225,101 @@ static inline float narrow_to_float(int half, uint16_t h) {
 static uint16_t narrow_below(int half, float hi) {
     uint16_t h = half ? tpf_float_to_half(hi) : tpf_float_to_bf16(hi);
     while (narrow_to_float(half, h) >= hi) {
-        if (h == 0x0000) h = 0x8001;            /* +0 -> the smallest negative value */
+        if (h == 0x0000) h = 0x8001;                 /* +0 -> the smallest negative value */
         else if (h & 0x8000) h = (uint16_t)(h + 1);  /* negative: away from zero */
-        else h = (uint16_t)(h - 1);             /* positive: toward zero */
+        else h = (uint16_t)(h - 1);                  /* positive: toward zero */
     }
     return h;
+}
+
+#define EMIT_WORDS(PER_BLOCK, ...)                                                      \
+    uint32_t w[4 * PB];                                                              \
+    for (int64_t b = b_lo; b < b_hi; b += PB) {                                      \
+        philox_batch(s, (uint64_t)b, 0, w);                                          \
+        int64_t e0 = b * (PER_BLOCK), m = n - e0 < (PER_BLOCK) * PB ? n - e0 : (PER_BLOCK) * PB; \
+        __VA_ARGS__                                                                  \
+    }
+
+static void RNG_CLONES uniform_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                   float lo, float hi) {
+    float width = hi - lo, below = nextafterf(hi, lo);
+    int unit = lo == 0.0f && hi == 1.0f;
+    EMIT_WORDS(4, {
+        if (unit) {
+            for (int64_t i = 0; i < m; i++) o[e0 + i] = u24(w[i]);
+        } else {
+            for (int64_t i = 0; i < m; i++) { float v = lo + u24(w[i]) * width; o[e0 + i] = v < hi ? v : below; }
+        }
+    })
+}
+
+static void RNG_CLONES uniform_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                   double lo, double hi) {
+    double width = hi - lo, below = nextafter(hi, lo);
+    EMIT_WORDS(2, {
+        for (int64_t i = 0; i < m; i++) {
+            double u = u53(w[2 * i], w[2 * i + 1]), v = lo + u * width;
+            o[e0 + i] = v < hi ? v : below;
+        }
+    })
+}
+
+static void RNG_CLONES uniform_narrow(const stream_t *s, uint16_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                      int half, float lo, float hi) {
+    int shift = half ? 21 : 24;
+    float scale = half ? 0x1p-11f : 0x1p-8f, width = hi - lo;
+    uint16_t below = narrow_below(half, hi);
+    EMIT_WORDS(4, {
+        for (int64_t i = 0; i < m; i++) {
+            float v = lo + (float)(w[i] >> shift) * scale * width;
+            uint16_t h = half ? tpf_float_to_half(v) : tpf_float_to_bf16(v);
+            o[e0 + i] = narrow_to_float(half, h) < hi ? h : below;
+        }
+    })
 }
 
 int tpf_random_uniform(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, double lo, double hi) {
     if (n < 0) return TPF_EBADSIZE;
     if (!(lo < hi)) return TPF_EBADARG;
-    stream_t s = mkstream(key, stream);
-    if (dt == TPF_F32) {
-        float *o = (float *)out, flo = (float)lo, fhi = (float)hi, fw = fhi - flo;
-        int unit = flo == 0.0f && fhi == 1.0f;
-        FOR_BLOCKS((n + 3) / 4, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
-            for (int j = 0; j < m; j++) o[i0 + j] = unit ? u24(w[j]) : scale_f32(u24(w[j]), flo, fhi, fw);
-        });
-    } else if (dt == TPF_F64) {
-        double *o = (double *)out, width = hi - lo;
-        int unit = lo == 0.0 && hi == 1.0;
-        FOR_BLOCKS((n + 1) / 2, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 2;
-            for (int j = 0; j < 2 && i0 + j < n; j++) {
-                double u = u53(w[2 * j], w[2 * j + 1]);
-                o[i0 + j] = unit ? u : scale_f64(u, lo, hi, width);
-            }
-        });
-    } else if (dt == TPF_F16 || dt == TPF_BF16) {
-        uint16_t *o = (uint16_t *)out;
-        int half = dt == TPF_F16, shift = half ? 21 : 24;
-        float scale = half ? 0x1p-11f : 0x1p-8f, flo = (float)lo, fhi = (float)hi, fw = fhi - flo;
-        uint16_t below = narrow_below(half, fhi);
-        FOR_BLOCKS((n + 3) / 4, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
-            for (int j = 0; j < m; j++) {
-                float v = flo + (float)(w[j] >> shift) * scale * fw;
-                uint16_t h = half ? tpf_float_to_half(v) : tpf_float_to_bf16(v);
-                o[i0 + j] = narrow_to_float(half, h) < fhi ? h : below;
-            }
-        });
-    } else {
-        return TPF_EBADDTYPE;
-    }
+    stream_t st = mkstream(key, stream), *s = &st;
+    if (dt == TPF_F32) RUN_BATCHES((n + 3) / 4, n, uniform_f32(s, (float *)out, n, b_lo, b_hi, (float)lo, (float)hi));
+    else if (dt == TPF_F64) RUN_BATCHES((n + 1) / 2, n, uniform_f64(s, (double *)out, n, b_lo, b_hi, lo, hi));
+    else if (dt == TPF_F16 || dt == TPF_BF16)
+        RUN_BATCHES((n + 3) / 4, n, uniform_narrow(s, (uint16_t *)out, n, b_lo, b_hi, dt == TPF_F16, (float)lo,
+                                                   (float)hi));
+    else return TPF_EBADDTYPE;
     return TPF_OK;
 }
 
 /* ---- uniform integers ----------------------------------------------------------- */
 
+static void RNG_CLONES uniform_i32(const stream_t *s, int32_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                   int64_t lo, uint64_t range) {
+    EMIT_WORDS(4, {
+        for (int64_t i = 0; i < m; i++) o[e0 + i] = (int32_t)(lo + (int64_t)(((uint64_t)w[i] * range) >> 32));
+    })
+}
+
+static void RNG_CLONES uniform_i64(const stream_t *s, int64_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                   int64_t lo, uint64_t range) {
+    EMIT_WORDS(2, {
+        for (int64_t i = 0; i < m; i++) {
+            uint64_t u = ((uint64_t)w[2 * i] << 32) | w[2 * i + 1];
+            o[e0 + i] = (int64_t)((uint64_t)lo + mulhi64(u, range));
+        }
+    })
+}
+
 int tpf_random_uniform_int(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, int64_t lo, int64_t hi) {
     if (n < 0) return TPF_EBADSIZE;
     if (!(lo < hi)) return TPF_EBADARG;
-    stream_t s = mkstream(key, stream);
+    stream_t st = mkstream(key, stream), *s = &st;
     uint64_t range = (uint64_t)hi - (uint64_t)lo;
     if (dt == TPF_I32) {
         if (lo < INT32_MIN || hi > (int64_t)INT32_MAX + 1) return TPF_EBADARG;
-        int32_t *o = (int32_t *)out;
-        FOR_BLOCKS((n + 3) / 4, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
-            for (int j = 0; j < m; j++) o[i0 + j] = (int32_t)(lo + (int64_t)(((uint64_t)w[j] * range) >> 32));
-        });
+        RUN_BATCHES((n + 3) / 4, n, uniform_i32(s, (int32_t *)out, n, b_lo, b_hi, lo, range));
     } else if (dt == TPF_I64) {
-        int64_t *o = (int64_t *)out;
-        FOR_BLOCKS((n + 1) / 2, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 2;
-            for (int j = 0; j < 2 && i0 + j < n; j++) {
-                uint64_t u = ((uint64_t)w[2 * j] << 32) | w[2 * j + 1];
-                o[i0 + j] = (int64_t)((uint64_t)lo + mulhi64(u, range));
-            }
-        });
+        RUN_BATCHES((n + 1) / 2, n, uniform_i64(s, (int64_t *)out, n, b_lo, b_hi, lo, range));
     } else {
         return TPF_EBADDTYPE;
     }
@@ -219,45 +328,42 @@ int tpf_random_uniform_int(int dt, void *out, int64_t n, uint64_t key, uint64_t 
 
 /* ---- normal ---------------------------------------------------------------------- */
 
-static const double TWO_PI = 6.283185307179586476925286766559;
+static void RNG_CLONES normal_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                  double mean, double stddev) {
+    double z[4 * PB];
+    EMIT_WORDS(4, {
+        for (int p = 0; p < 2 * PB; p++)
+            box_muller(((double)w[2 * p] + 1.0) * 0x1p-32, (double)w[2 * p + 1] * 0x1p-32, &z[2 * p], &z[2 * p + 1]);
+        for (int64_t i = 0; i < m; i++) o[e0 + i] = (float)(mean + stddev * z[i]);
+    })
+}
 
-static inline void box_muller(double u1, double u2, double *z0, double *z1) {
-    double r = sqrt(-2.0 * log(u1)), t = TWO_PI * u2;
-    *z0 = r * cos(t);
-    *z1 = r * sin(t);
+static void RNG_CLONES normal_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi,
+                                  double mean, double stddev) {
+    double z[2 * PB];
+    EMIT_WORDS(2, {
+        for (int j = 0; j < PB; j++)
+            box_muller(u53(w[4 * j], w[4 * j + 1]) + 0x1p-53, u53(w[4 * j + 2], w[4 * j + 3]), &z[2 * j],
+                       &z[2 * j + 1]);
+        for (int64_t i = 0; i < m; i++) o[e0 + i] = mean + stddev * z[i];
+    })
 }
 
 int tpf_random_normal(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, double mean, double stddev) {
     if (n < 0) return TPF_EBADSIZE;
-    stream_t s = mkstream(key, stream);
-    if (dt == TPF_F32) {
-        float *o = (float *)out;
-        FOR_BLOCKS((n + 3) / 4, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            double z[4];
-            box_muller(((double)w[0] + 1.0) * 0x1p-32, (double)w[1] * 0x1p-32, &z[0], &z[1]);
-            box_muller(((double)w[2] + 1.0) * 0x1p-32, (double)w[3] * 0x1p-32, &z[2], &z[3]);
-            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
-            for (int j = 0; j < m; j++) o[i0 + j] = (float)(mean + stddev * z[j]);
-        });
-    } else if (dt == TPF_F64) {
-        double *o = (double *)out;
-        FOR_BLOCKS((n + 1) / 2, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            double z[2];
-            box_muller(u53(w[0], w[1]) + 0x1p-53, u53(w[2], w[3]), &z[0], &z[1]);
-            int64_t i0 = b * 2;
-            for (int j = 0; j < 2 && i0 + j < n; j++) o[i0 + j] = mean + stddev * z[j];
-        });
-    } else {
-        return TPF_EBADDTYPE;
-    }
+    stream_t st = mkstream(key, stream), *s = &st;
+    if (dt == TPF_F32) RUN_BATCHES((n + 3) / 4, n, normal_f32(s, (float *)out, n, b_lo, b_hi, mean, stddev));
+    else if (dt == TPF_F64) RUN_BATCHES((n + 1) / 2, n, normal_f64(s, (double *)out, n, b_lo, b_hi, mean, stddev));
+    else return TPF_EBADDTYPE;
     return TPF_OK;
 }
 
-/* One standard normal within [-2, 2] for element i: deterministic per element. */
-static inline double truncated_draw(const stream_t *s, uint64_t i) {
-    for (uint32_t t = 0; t < 256; t++) {
+/* ---- truncated normal -------------------------------------------------------------- */
+
+/* A standard normal within [-2, 2] for element i from attempt t = 1, 2, ... (attempt 0
+ * is batched below): deterministic per element. */
+static double truncated_retry(const stream_t *s, uint64_t i) {
+    for (uint32_t t = 1; t < 256; t++) {
         uint32_t c[4] = {(uint32_t)i, (uint32_t)(i >> 32) | (t << 24), s->s0, s->s1}, w[4];
         philox4x32_10(c, s->k0, s->k1, w);
         double z0, z1;
@@ -268,49 +374,57 @@ static inline double truncated_draw(const stream_t *s, uint64_t i) {
     return 0.0;  /* 512 rejections in a row: probability 0.0455^512, never seen */
 }
 
+/* element i uses block i; here the "blocks" are elements, PB at a time */
+static void RNG_CLONES truncated_any(const stream_t *s, void *out, int f32, int64_t n, int64_t b_lo, int64_t b_hi,
+                                    double mean, double stddev) {
+    uint32_t w[4 * PB];
+    double z[PB];
+    for (int64_t b = b_lo; b < b_hi; b += PB) {
+        philox_batch(s, (uint64_t)b, 0, w);
+        int64_t m = n - b < PB ? n - b : PB;
+        for (int j = 0; j < PB; j++) {
+            double z0, z1;
+            box_muller(u53(w[4 * j], w[4 * j + 1]) + 0x1p-53, u53(w[4 * j + 2], w[4 * j + 3]), &z0, &z1);
+            z[j] = fabs(z0) <= 2.0 ? z0 : (fabs(z1) <= 2.0 ? z1 : NAN);
+        }
+        for (int64_t j = 0; j < m; j++) {
+            double v = z[j] == z[j] ? z[j] : truncated_retry(s, (uint64_t)(b + j));
+            if (f32) ((float *)out)[b + j] = (float)(mean + stddev * v);
+            else ((double *)out)[b + j] = mean + stddev * v;
+        }
+    }
+}
+
 int tpf_random_truncated_normal(int dt, void *out, int64_t n, uint64_t key, uint64_t stream,
                                 double mean, double stddev) {
-    if (n < 0) return TPF_EBADSIZE;
-    if (n > ((int64_t)1 << 56)) return TPF_EBADSIZE;
-    stream_t s = mkstream(key, stream);
-    if (dt == TPF_F32) {
-        float *o = (float *)out;
-        FOR_BLOCKS(n, n, { o[b] = (float)(mean + stddev * truncated_draw(&s, (uint64_t)b)); });
-    } else if (dt == TPF_F64) {
-        double *o = (double *)out;
-        FOR_BLOCKS(n, n, { o[b] = mean + stddev * truncated_draw(&s, (uint64_t)b); });
-    } else {
-        return TPF_EBADDTYPE;
-    }
+    if (n < 0 || n > ((int64_t)1 << 56)) return TPF_EBADSIZE;
+    if (dt != TPF_F32 && dt != TPF_F64) return TPF_EBADDTYPE;
+    stream_t st = mkstream(key, stream), *s = &st;
+    RUN_BATCHES(n, n, truncated_any(s, out, dt == TPF_F32, n, b_lo, b_hi, mean, stddev));
     return TPF_OK;
 }
 
 /* ---- dropout mask ------------------------------------------------------------------ */
 
+static void RNG_CLONES mask_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
+    float keep = (float)(1.0 / (1.0 - rate));
+    EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)u24(w[i]) >= rate ? keep : 0.0f; })
+}
+
+static void RNG_CLONES mask_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
+    double keep = 1.0 / (1.0 - rate);
+    EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)u24(w[i]) >= rate ? keep : 0.0; })
+}
+
 int tpf_random_dropout_mask(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, double rate) {
     if (n < 0) return TPF_EBADSIZE;
     if (!(rate >= 0.0 && rate < 1.0)) return TPF_EBADARG;
-    stream_t s = mkstream(key, stream);
-    if (dt == TPF_F32) {
-        float *o = (float *)out, keep = (float)(1.0 / (1.0 - rate));
-        FOR_BLOCKS((n + 3) / 4, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
-            for (int j = 0; j < m; j++) o[i0 + j] = (double)u24(w[j]) >= rate ? keep : 0.0f;
-        });
-    } else if (dt == TPF_F64) {
-        double *o = (double *)out, keep = 1.0 / (1.0 - rate);
-        FOR_BLOCKS((n + 3) / 4, n, {
-            uint32_t w[4]; block(&s, (uint64_t)b, w);
-            int64_t i0 = b * 4, m = n - i0 < 4 ? n - i0 : 4;
-            for (int j = 0; j < m; j++) o[i0 + j] = (double)u24(w[j]) >= rate ? keep : 0.0;
-        });
-    } else {
-        return TPF_EBADDTYPE;
-    }
+    stream_t st = mkstream(key, stream), *s = &st;
+    if (dt == TPF_F32) RUN_BATCHES((n + 3) / 4, n, mask_f32(s, (float *)out, n, b_lo, b_hi, rate));
+    else if (dt == TPF_F64) RUN_BATCHES((n + 3) / 4, n, mask_f64(s, (double *)out, n, b_lo, b_hi, rate));
+    else return TPF_EBADDTYPE;
     return TPF_OK;
 }
-
 /* ---- categorical ---------------------------------------------------------------------
  * logits: (batch, classes) float32/float64; out: (batch, num_samples) int32/int64.
  * A row whose probabilities do not sum to a finite positive number (all -inf, NaN,
@@ -347,7 +461,7 @@ int tpf_random_categorical(int dt, const void *logits, int64_t batch, int64_t cl
             for (int64_t c = 0; c < classes; c++) {
                 double v = dt == TPF_F32 ? (double)((const float *)logits)[r * classes + c]
                                          : ((const double *)logits)[r * classes + c];
-                total += exp(v - mx);
+                total += exp(v - mx);  /* the host's exp: categorical is CPU-defined */
                 cdf[c] = total;
             }
             if (mx != mx || isinf(mx)) {  /* NaN, +inf, or every logit -inf */
