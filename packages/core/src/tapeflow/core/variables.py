@@ -6,9 +6,10 @@ import itertools
 import numpy as np
 
 from . import dtypes as _dt
-from .dispatch import hooks, kernel_failed
+from .dispatch import hooks
 from .errors import InvalidArgumentError
-from .tensor import Tensor, convert_to_tensor, numpy_repr
+from .ops import _ew
+from .tensor import Tensor, convert_to_tensor, make, numpy_repr
 
 _uid = itertools.count()
 
@@ -100,29 +101,26 @@ class Variable:
             t = t.to(self._value._dev)
         return t
 
+    # Assignments are not differentiable: the new value is a fresh tensor no tape
+    # has seen, so gradients never flow through an assignment (as in TensorFlow).
+
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Set the value (same shape and dtype).  Returns the variable."""
         t = self._coerce(value, "AssignVariableOp")
-        from .ops import identity
-
-        # a fresh tensor, so tensors read before keep their values
-        self._value = identity(t) if t is not self._value else t
+        # a new Tensor object sharing the (immutable) buffer: tensors read before keep their values
+        self._value = make(t._h, t._arr, t._shape, t._dtype, t._dev, t._size)
         return self if read_value else None
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         """``self = self + delta``.  Returns the variable."""
         t = self._coerce(delta, "AssignAddVariableOp")
-        from .ops import add
-
-        self._value = _detached(add, self._value, t)
+        self._value = _ew.raw_binary(_ew.BIN["add"], self._value, t, "AssignAddVariableOp")
         return self if read_value else None
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         """``self = self - delta``.  Returns the variable."""
         t = self._coerce(delta, "AssignSubVariableOp")
-        from .ops import subtract
-
-        self._value = _detached(subtract, self._value, t)
+        self._value = _ew.raw_binary(_ew.BIN["sub"], self._value, t, "AssignSubVariableOp")
         return self if read_value else None
 
     # -- Python protocol -----------------------------------------------------
@@ -161,16 +159,6 @@ class Variable:
         return Variable(self._value, trainable=self.trainable, name=self._name)
 
 
-def _detached(op, a, b):
-    """Run an update without recording it on a tape (assignments are not differentiable)."""
-    rec = hooks.recorder
-    hooks.recorder = None
-    try:
-        return op(a, b)
-    finally:
-        hooks.recorder = rec
-
-
 def _bind_variable_operators():
     names = ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
              "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
@@ -187,4 +175,3 @@ def _bind_variable_operators():
 
 
 _bind_variable_operators()
-_ = kernel_failed

@@ -54,13 +54,11 @@ def scalar_like(v, t: Tensor, op: str) -> Tensor:
 
 def coerce_pair(x, y, op: str):
     """Convert a binary op's operands; Python scalars take the tensor's dtype."""
+    if not isinstance(x, Tensor) and hasattr(x, "_as_tensor"):
+        x = to_tensor(x, op)  # a Variable: its value (a read the tape sees)
+    if not isinstance(y, Tensor) and hasattr(y, "_as_tensor"):
+        y = to_tensor(y, op)
     xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
-    if not xt:
-        x = getattr(x, "_as_tensor", None) and to_tensor(x, op) or x
-        xt = isinstance(x, Tensor)
-    if not yt:
-        y = getattr(y, "_as_tensor", None) and to_tensor(y, op) or y
-        yt = isinstance(y, Tensor)
     if xt and not yt:
         y = scalar_like(y, x, op) if _is_py_scalar(y) else to_tensor(y, op)
     elif yt and not xt:
@@ -179,6 +177,24 @@ def binary_kernel(code: int, x: Tensor, y: Tensor, out_dtype, op: str) -> Tensor
     if st:
         kernel_failed(st, "binary", op)
     return out
+
+
+def raw_cast(x: Tensor, dtype) -> Tensor:
+    """``x`` as ``dtype`` without reporting to a tape (for updates that are not differentiable)."""
+    dev = x._dev
+    h, host = dev.backend.alloc(x._shape, dtype.np)
+    st = dev.backend.cast(x._dtype.code, x._h, dtype.code, h, x._size)
+    if st:
+        kernel_failed(st, "cast", "Cast")
+    return make(h, host, x._shape, dtype, dev, x._size)
+
+
+def raw_binary(code: int, x: Tensor, y: Tensor, op: str) -> Tensor:
+    """A binary kernel on same-dtype tensors, unrecorded (variable updates)."""
+    dt = x._dtype
+    if dt in _HALF:
+        return raw_cast(binary_kernel(code, raw_cast(x, F32), raw_cast(y, F32), F32, op), dt)
+    return binary_kernel(code, x, y, dt, op)
 
 
 def binary(name: str, code: int, x, y, op: str, allowed, bool_out: bool = False) -> Tensor:
