@@ -125,7 +125,7 @@ def test_mnist_training_loop_with_sparse_softmax_cross_entropy(digits, capsys):
     # minimize() is equivalent to the grad() and apply_gradients() calls
     before = float(loss(model, x, y))
     for i in range(0, 1600, 32):
-        optimizer.minimize(lambda: loss(model, x[i:i + 32], y[i:i + 32]), global_step=global_step)
+        optimizer.minimize(lambda i=i: loss(model, x[i:i + 32], y[i:i + 32]), global_step=global_step)
     assert float(loss(model, x, y)) < before
 
 

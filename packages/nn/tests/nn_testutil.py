@@ -1,5 +1,4 @@
 """Helpers shared by the nn tests."""
-import numpy as np
 
 
 def tf_or_none():
@@ -9,6 +8,6 @@ def tf_or_none():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     try:
         import tensorflow
-    except Exception:
+    except Exception:  # noqa: BLE001 (a broken TensorFlow install is as good as none)
         return None
     return tensorflow

@@ -1,5 +1,6 @@
 """Object-based checkpoints: save/restore, deferred restore, managers, weights files, atomicity and bad files."""
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -108,21 +109,21 @@ def test_damaged_and_truncated_files_raise_data_loss_and_change_nothing(tmp_path
     v = tf.Variable(np.arange(64, dtype=np.float32))
     path = tf.train.Checkpoint(v=v).write(str(tmp_path / "c"))
     fname = path + ".safetensors"
-    data = open(fname, "rb").read()
+    data = pathlib.Path(fname).read_bytes()
     target = tf.Variable(np.zeros(64, np.float32))
     ckpt = tf.train.Checkpoint(v=target)
     # a flipped byte inside the tensor data
     bad = bytearray(data)
     bad[-10] ^= 0xFF
-    open(fname, "wb").write(bytes(bad))
+    pathlib.Path(fname).write_bytes(bytes(bad))
     with pytest.raises(tf.errors.DataLossError, match="checksum"):
         ckpt.restore(path)
     # a truncated file
-    open(fname, "wb").write(data[: len(data) // 2])
+    pathlib.Path(fname).write_bytes(data[: len(data) // 2])
     with pytest.raises(tf.errors.DataLossError, match="damaged or truncated"):
         ckpt.restore(path)
     # garbage
-    open(fname, "wb").write(b"not a checkpoint at all")
+    pathlib.Path(fname).write_bytes(b"not a checkpoint at all")
     with pytest.raises(tf.errors.DataLossError):
         ckpt.restore(path)
     assert not target.numpy().any()
@@ -141,7 +142,7 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
     v = tf.Variable([1.0, 2.0])
     ckpt = tf.train.Checkpoint(v=v)
     path = ckpt.write(str(tmp_path / "c"))
-    good = open(path + ".safetensors", "rb").read()
+    good = pathlib.Path(path + ".safetensors").read_bytes()
     v.assign([3.0, 4.0])
 
     def boom(src, dst):
@@ -152,7 +153,7 @@ def test_writes_are_atomic(tmp_path, monkeypatch):
         ckpt.write(path)
     monkeypatch.undo()
     # the old file is intact and no temporary file is left behind
-    assert open(path + ".safetensors", "rb").read() == good
+    assert pathlib.Path(path + ".safetensors").read_bytes() == good
     assert sorted(os.listdir(tmp_path)) == ["c.safetensors"]
 
 

@@ -22,7 +22,7 @@ for _n in list(_nn_ops.__all__) + list(_conv_ops.__all__):
     globals()[_n] = getattr(_nn_ops, _n, None) or getattr(_conv_ops, _n)
 del _n
 
-from . import (activations, backend, callbacks, initializers, layers, losses, metrics, optimizers,  # noqa: E402
+from . import (activations, backend, callbacks, initializers, layers, losses, metrics, optimizers,  # noqa: E402,F401
                regularizers, summary, train)
 from .layers import *  # noqa: E402,F401,F403
 from .layers import Input, InputLayer, InputSpec, Layer  # noqa: E402,F401

@@ -315,7 +315,7 @@ class _Confusion(Metric):
         self.thresholds = [float(t) for t in thresholds]
         n = len(self.thresholds)
         for t in self.thresholds:
-            if not (t != t or -1.0 <= t <= 2.0):
+            if not -1.0 <= t <= 2.0:
                 raise ValueError(f"thresholds must lie in [0, 1], got {t}")
         self._thr = K.constant([self.thresholds], dtype=K.float32)  # (1, n)
         for k in kinds:

@@ -532,7 +532,7 @@ def _as_list(x):
     if isinstance(x, (list, tuple)):
         return list(x)
     if isinstance(x, dict):
-        raise ValueError("per-output dicts of metrics are not supported (models here have one output)")
+        raise TypeError("per-output dicts of metrics are not supported (models here have one output)")
     return [x]
 
 
@@ -624,7 +624,7 @@ def _is_dataset(x) -> bool:
 
 def _split(x, y, sw, fraction):
     n = _num(x)
-    cut = int(math.floor(n * (1.0 - fraction)))
+    cut = math.floor(n * (1.0 - fraction))
     if cut <= 0 or cut >= n:
         raise ValueError(f"validation_split={fraction} leaves no training or no validation data ({n} examples)")
 
@@ -746,7 +746,7 @@ def _cardinality(ds):
         if f is not None:
             try:
                 n = int(f())
-            except Exception:
+            except (TypeError, ValueError, RuntimeError):  # cardinality unknown to the dataset
                 n = -1
             if n >= 0:
                 return n

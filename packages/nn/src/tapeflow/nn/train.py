@@ -191,7 +191,7 @@ def _read_file(path) -> dict:
         tensors = st_load(data)
         header_len = int.from_bytes(data[:8], "little")
         meta = json.loads(data[8:8 + header_len]).get("__metadata__") or {}
-    except Exception as e:  # safetensors raises its own error types for bad headers and short files
+    except Exception as e:  # noqa: BLE001 (safetensors raises its own error types for bad headers and short files)
         raise DataLossError(f"checkpoint file {fname!r} is damaged or truncated ({len(data)} bytes): "
                             f"{type(e).__name__}: {e}", "RestoreV2") from None
     if meta.get("format") != _FORMAT:

@@ -199,7 +199,7 @@ class _RNN(Layer):
     def _masks(self, inputs, training):
         """Dropout masks fixed for the whole sequence (inputs and recurrent state), as Keras."""
         cell = self.cell
-        b, t, f = inputs._shape
+        b, _, f = inputs._shape
         if training and cell.dropout > 0.0:
             inputs = K.dropout(inputs, rate=cell.dropout, noise_shape=(b, 1, f))
         rmask = None

@@ -95,7 +95,7 @@ class Optimizer:
         if slots is None:
             slots = {}
             for n in self._slot_names:
-                base = var.name[:-2] if var.name.endswith(":0") else var.name
+                base = var.name.removesuffix(":0")
                 slots[n] = Variable(self._slot_init(n, var), trainable=False, name=f"{self.name}/{base}_{n}")
             self._slots[var] = slots
             self._order.append(var)
