@@ -14,8 +14,16 @@ import warnings
 
 import ml_dtypes
 import numpy as np
-
-from opspec import ALL, BROADCAST_PAIRS, FLOATS, HALF, INTS, SHAPES, SIGNED, Spec, uniform
+from opspec import (
+    BROADCAST_PAIRS,
+    FLOATS,
+    HALF,
+    INTS,
+    SHAPES,
+    SIGNED,
+    Spec,
+    uniform,
+)
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FH = FLOATS + HALF                  # float dtypes, half types included

@@ -28,6 +28,7 @@ from .array_ops import (
     unstack,
 )
 from .math_ops import (
+    _safe_sqrt,
     abs,
     add,
     cast,
@@ -36,7 +37,6 @@ from .math_ops import (
     pow,
     reduce_max,
     reduce_sum,
-    sqrt,
     square,
     subtract,
 )
@@ -223,7 +223,7 @@ def _is_inf_ord(o):
 
 def _vector_norm(x, ord, axes, keepdims):
     if ord in ("euclidean", "fro", 2, 2.0):
-        return sqrt(reduce_sum(square(x), axes, keepdims))
+        return _safe_sqrt(reduce_sum(square(x), axes, keepdims))
     if _is_inf_ord(ord):
         return reduce_max(abs(x), axes, keepdims)
     if ord in (1, 1.0):
@@ -237,7 +237,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
 
     ``axis=None`` or an int: the vector p-norm (sum |x|**p)**(1/p) for ``ord`` 'euclidean' (2), 1,
     np.inf or any p > 0 (``axis=None`` flattens).  A pair of axes: the matrix norm 'fro'/'euclidean'
-    (Frobenius), 1 (largest column sum of |x|) or np.inf (largest row sum).
+    (Frobenius), 1 (largest column sum of |x|) or np.inf (largest row sum).  The gradient of a
+    Euclidean norm at 0 is 0.
 
     >>> import tapeflow as tf
     >>> tf.norm(tf.constant([3.0, 4.0])).numpy(), tf.norm(tf.constant([[1.0, -2.0], [3.0, 4.0]]), ord=1, axis=[0, 1]).numpy()
@@ -260,7 +261,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         if a0 == a1:
             raise InvalidArgumentError(f"axis = {list(axis)} names one axis twice; allowed: two distinct axes", op)
         if ord in ("fro", "euclidean"):
-            return sqrt(reduce_sum(square(x), [a0, a1], keepdims))
+            return _safe_sqrt(reduce_sum(square(x), [a0, a1], keepdims))
         if ord in (1, 1.0) or _is_inf_ord(ord):
             # 1: sum over rows (axis a0) then the largest column; inf: sum over columns, largest row
             inner, outer = (a0, a1) if ord in (1, 1.0) else (a1, a0)
@@ -303,7 +304,7 @@ def global_norm(t_list, name=None):
         total = s if total is None else add(total, s)
     if total is None:
         return fill((), 0.0, _dt.float32)
-    return sqrt(total)
+    return _safe_sqrt(total)
 
 
 # ---- tensordot and einsum ---------------------------------------------------------

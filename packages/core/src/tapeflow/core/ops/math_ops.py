@@ -668,6 +668,14 @@ def _float_reduce_input(x, tf_name):
     return x, (cast(x, _dt.float32) if x._dtype in _ew._HALF else x)
 
 
+def _safe_sqrt(v):
+    """sqrt(v) whose gradient at v = 0 is 0 rather than NaN (a norm's subgradient at 0)."""
+    from .array_ops import where
+
+    pos = greater(v, _ew.scalar_like(0, v, "Sqrt"))
+    return where(pos, sqrt(where(pos, v, _ew.scalar_like(1, v, "Sqrt"))), _ew.scalar_like(0, v, "Sqrt"))
+
+
 def _kept_shape(shape, axes, keepdims):
     return tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
         tuple(d for i, d in enumerate(shape) if i not in axes)
@@ -710,20 +718,21 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 
 @register("reduce_std", "ReduceStd", kind="composite")
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
-    """Population standard deviation sqrt(reduce_variance(x)) over ``axis`` (floats).
+    """Population standard deviation sqrt(reduce_variance(x)) over ``axis`` (floats); its gradient is 0 where
+    the variance is 0.
 
     >>> import tapeflow as tf
     >>> tf.math.reduce_std(tf.constant([1.0, 3.0])).numpy()
     np.float32(1.0)
     """
     x0, x = _float_reduce_input(input_tensor, "ReduceStd")
-    out = sqrt(reduce_variance(x, axis, keepdims))
+    out = _safe_sqrt(reduce_variance(x, axis, keepdims))
     return out if out._dtype is x0._dtype else cast(out, x0._dtype)
 
 
 @register("reduce_euclidean_norm", "EuclideanNorm", kind="composite")
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
-    """sqrt(sum(x**2)) over ``axis``; integer inputs give the integer part.
+    """sqrt(sum(x**2)) over ``axis``; integer inputs give the integer part (the gradient at 0 is 0).
 
     >>> import tapeflow as tf
     >>> tf.math.reduce_euclidean_norm(tf.constant([[3.0, 4.0], [5.0, 12.0]]), axis=1).numpy().tolist()
@@ -736,7 +745,7 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
     src = x
     if not x._dtype.is_floating or x._dtype in _ew._HALF:
         src = cast(x, _dt.float64 if x._dtype.is_integer else _dt.float32)
-    out = sqrt(reduce_sum(square(src), axis, keepdims))
+    out = _safe_sqrt(reduce_sum(square(src), axis, keepdims))
     return out if out._dtype is x._dtype else cast(out, x._dtype)
 
 
