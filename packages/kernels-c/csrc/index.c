@@ -210,6 +210,18 @@ int tpf_scatter_nd(int op, int dt, int idx_dt, const void *idx, const void *upd,
     return TPF_OK;
 }
 
+/* n copies of the element *v (elsize bytes) */
+static void fill_el(char *dst, const void *v, int64_t n, int64_t elsize) {
+    switch (elsize) {
+#define FILL(T) { T x; memcpy(&x, v, sizeof(T)); T *p = (T *)dst; for (int64_t j = 0; j < n; j++) p[j] = x; } break;
+    case 1: memset(dst, *(const uint8_t *)v, (size_t)n); break;
+    case 2: FILL(uint16_t)
+    case 4: FILL(uint32_t)
+    default: FILL(uint64_t)
+#undef FILL
+    }
+}
+
 /* ---- one_hot --------------------------------------------------------------
  * idx [outer, inner] -> out [outer, depth, inner]: *on where idx == d, else *off
  * (indices outside [0, depth) give a row of *off, as in TensorFlow). */
@@ -220,14 +232,15 @@ int tpf_one_hot(int64_t elsize, int idx_dt, const void *idx, const void *on, con
     if (outer < 0 || depth < 0 || inner < 0) return TPF_EBADSIZE;
     int is64 = idx_dt == TPF_I64;
     char *O = (char *)out;
-    int64_t rows = outer * depth;
-    int nt = TPF_NTHREADS(rows * inner);
-    PFOR(r, rows,
-        int64_t o = r / depth, d = r % depth;
-        char *row = O + r * inner * elsize;
-        for (int64_t c = 0; c < inner; c++)
-            copy_el(row + c * elsize, rd_idx(idx, is64, o * inner + c) == d ? (const char *)on : (const char *)off,
-                    elsize);
+    int64_t block = depth * inner;  /* one [depth, inner] block per outer index: fill with off, set the ons */
+    int nt = TPF_NTHREADS(outer * block);
+    PFOR(o, outer,
+        char *blk = O + o * block * elsize;
+        fill_el(blk, off, block, elsize);
+        for (int64_t c = 0; c < inner; c++) {
+            int64_t v = rd_idx(idx, is64, o * inner + c);
+            if (v >= 0 && v < depth) copy_el(blk + (v * inner + c) * elsize, (const char *)on, elsize);
+        }
     );
     return TPF_OK;
 }
