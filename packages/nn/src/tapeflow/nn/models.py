@@ -261,6 +261,8 @@ class Model(Layer):
                 if self.stop_training:
                     break
             train.seen_epoch(done)
+            if cbs.params.get("steps") is None and train.steps:
+                cbs.params["steps"] = train.steps  # a dataset of unknown length: known after one pass
             logs = self._logs()
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val = self.evaluate(**_val_args(validation_data), steps=validation_steps, verbose=0,
