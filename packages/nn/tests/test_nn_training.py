@@ -191,3 +191,20 @@ def test_accuracy_picks_the_form_from_the_loss_or_shapes(rng):
     logs = model2.evaluate(x, np.zeros(32, np.int64), verbose=0, return_dict=True)
     pred = model2.predict(x, verbose=0)
     assert logs["accuracy"] == pytest.approx((pred.argmax(1) == 0).mean())
+
+
+def test_long_training_does_not_grow_in_memory(rng):
+    psutil = pytest.importorskip("psutil", reason="memory is measured with psutil (a test dependency)")
+    x = rng.random((256, 16)).astype(np.float32)
+    y = rng.integers(0, 4, 256)
+    model = tf.keras.Sequential([L.Dense(32, activation="relu", input_shape=(16,)), L.BatchNormalization(),
+                                 L.Dropout(0.2), L.Dense(4)])
+    model.compile(optimizer=tf.optimizers.Adam(0.01),
+                  loss=tf.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    proc = psutil.Process()
+    model.fit(x, y, epochs=5, verbose=0)
+    start = proc.memory_info().rss
+    for _ in range(4):
+        model.fit(x, y, epochs=5, verbose=0)  # 160 more steps
+    grown = (proc.memory_info().rss - start) / 2 ** 20
+    assert grown < 8, f"RSS grew by {grown:.1f} MB over 160 training steps"
