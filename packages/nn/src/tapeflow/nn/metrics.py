@@ -38,6 +38,19 @@ def _tensor(x):
     return K.convert_to_tensor(x)
 
 
+_SCALARS: dict = {}
+
+
+def _scalar(v):
+    """A float32 scalar tensor for a Python number (cached: batch sizes repeat every step)."""
+    t = _SCALARS.get(v)
+    if t is None:
+        if len(_SCALARS) > 1024:
+            _SCALARS.clear()
+        t = _SCALARS[v] = K.constant(float(v), dtype=K.float32)
+    return t
+
+
 class Metric:
     """Base class: subclasses create state with ``add_variable`` and define ``update_state`` and ``result``.
 
@@ -110,16 +123,21 @@ class Reduce(Metric):
 
     def update_state(self, values, sample_weight=None):
         values = _f32(values)
-        if sample_weight is not None:
+        if sample_weight is None:
+            self.total.assign_add(K.reduce_sum(values) if values._shape else values)
+            if self.count is not None:
+                self.count.assign_add(_scalar(values._size))
+        elif isinstance(sample_weight, (int, float)) and not values._shape:
+            # a scalar with a Python weight (fit's loss tracker: the batch loss weighted by the batch size)
+            self.total.assign_add(K.multiply(values, float(sample_weight)))
+            if self.count is not None:
+                self.count.assign_add(_scalar(sample_weight))
+        else:
             w = _f32(sample_weight)
             values, w = _broadcast_weights(values, w)
             self.total.assign_add(K.reduce_sum(values * w))
             if self.count is not None:
-                self.count.assign_add(K.reduce_sum(w))
-        else:
-            self.total.assign_add(K.reduce_sum(values))
-            if self.count is not None:
-                self.count.assign_add(K.constant(float(values.shape.num_elements() if values.shape else 1)))
+                self.count.assign_add(K.reduce_sum(w) if w._shape else w)
 
     def result(self):
         if self.count is None:
