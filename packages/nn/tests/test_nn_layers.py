@@ -427,3 +427,16 @@ def test_initializers_statistics_and_seeds():
     np.testing.assert_allclose(q @ q.T, np.eye(16), atol=1e-5)
     # unseeded initializers draw fresh values
     assert not np.array_equal(I.GlorotUniform()((4, 4)).numpy(), I.GlorotUniform()((4, 4)).numpy())
+
+
+def test_facade_names():
+    from tapeflow.core.ops import conv_ops, nn_ops
+
+    for name in list(nn_ops.__all__) + list(conv_ops.__all__):
+        assert getattr(tf.nn, name) is getattr(tf, name, getattr(tf.nn, name)), name
+    assert tf.nn.relu is tf.relu and tf.nn.conv2d is tf.conv2d
+    assert tf.keras.layers.Dense is tf.nn.Dense and tf.keras.Model is tf.nn.Model
+    assert tf.keras.Sequential is tf.nn.Sequential
+    assert tf.optimizers is tf.keras.optimizers and tf.losses is tf.keras.losses and tf.metrics is tf.keras.metrics
+    assert tf.initializers.GlorotUniform and tf.train.Checkpoint and tf.summary.scalar
+    assert issubclass(tf.train.GradientDescentOptimizer, tf.optimizers.SGD)
