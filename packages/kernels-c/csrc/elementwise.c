@@ -122,7 +122,7 @@ static inline float tpf_vtanhf(float x) {
     q = q * z - 5.37397155531e-2f;
     q = q * z + 1.33314422036e-1f;
     q = q * z - 3.33332819422e-1f;
-    float small = q * z * x + x;
+    float small = copysignf(q * z * x + x, x);   /* keeps tanh(-0) = -0 */
     return a >= 0.625f ? big : small;
 }
 

@@ -383,11 +383,10 @@ def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
     items = list(shapes.items()) if isinstance(shapes, dict) else list(shapes)
     seen = {}
     for i, item in enumerate(items):
-        try:
-            t, spec = item
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"shapes entry #{i} is {item!r}; allowed: (tensor, shape spec) pairs",
-                                       op) from None
+        if isinstance(item, Tensor) or not isinstance(item, (tuple, list)) or len(item) != 2:
+            what = f"a tensor of shape {tuple(item._shape)}" if isinstance(item, Tensor) else repr(item)
+            raise InvalidArgumentError(f"shapes entry #{i} is {what}; allowed: (tensor, shape spec) pairs", op)
+        t, spec = item
         shape = tuple(t._shape) if isinstance(t, Tensor) else tuple(to_tensor(t, op)._shape)
         lead, dims = _spec_dims(spec, i, op)
         if (len(shape) < len(dims)) if lead else (len(shape) != len(dims)):

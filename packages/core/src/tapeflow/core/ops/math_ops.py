@@ -404,11 +404,15 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
         raise InvalidArgumentError(f"clip_value_min = {lo} is greater than clip_value_max = {hi}; allowed: "
                                    "clip_value_min <= clip_value_max", "ClipByValue")
     for what, v in (("clip_value_min", lo), ("clip_value_max", hi)):
-        if isinstance(v, Tensor) and _ew.broadcast_shape(t._shape, v._shape, "ClipByValue") != t._shape:
+        if isinstance(v, Tensor) and not _broadcasts_to(v._shape, t._shape):
             raise InvalidArgumentError(f"{what} has shape {tuple(v._shape)}, which does not broadcast to t's "
                                        f"shape {tuple(t._shape)}; allowed: shapes that broadcast to t's",
                                        "ClipByValue")
     return minimum(maximum(t, lo), hi)
+
+
+def _broadcasts_to(shape, target):
+    return len(shape) <= len(target) and all(d in (1, t) for d, t in zip(shape[::-1], target[::-1]))
 
 
 @register("clip_by_norm", "ClipByNorm", kind="composite")
@@ -726,7 +730,7 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     np.float32(1.0)
     """
     x0, x = _float_reduce_input(input_tensor, "ReduceStd")
-    out = _safe_sqrt(reduce_variance(x, axis, keepdims))
+    out = _safe_sqrt(reduce_variance(x, normalize_axes(axis, len(x._shape), "ReduceStd"), keepdims))
     return out if out._dtype is x0._dtype else cast(out, x0._dtype)
 
 
@@ -742,10 +746,11 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
     if x._dtype not in N:
         raise InvalidArgumentError(f"EuclideanNorm does not support {x._dtype.name}; allowed: "
                                    f"{', '.join(d.name for d in N)}", "EuclideanNorm")
+    axes = normalize_axes(axis, len(x._shape), "EuclideanNorm")
     src = x
     if not x._dtype.is_floating or x._dtype in _ew._HALF:
         src = cast(x, _dt.float64 if x._dtype.is_integer else _dt.float32)
-    out = _safe_sqrt(reduce_sum(square(src), axis, keepdims))
+    out = _safe_sqrt(reduce_sum(square(src), axes, keepdims))
     return out if out._dtype is x._dtype else cast(out, x._dtype)
 
 
@@ -761,9 +766,10 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=_dt.int64, name=None):
     dtype = _dt.as_dtype(dtype)
     if not (dtype.is_integer or dtype.is_floating):
         raise InvalidArgumentError(f"dtype = {dtype.name}; allowed: an integer or float dtype", "CountNonzero")
+    axes = normalize_axes(axis, len(x._shape), "CountNonzero")
     nz = x if x._dtype is _dt.bool_ else not_equal(x, _ew.scalar_like(0, x, "CountNonzero"))
-    return reduce_sum(cast(nz, _dt.int64), axis, keepdims) if dtype is _dt.int64 else \
-        cast(reduce_sum(cast(nz, _dt.int64), axis, keepdims), dtype)
+    out = reduce_sum(cast(nz, _dt.int64), axes, keepdims)
+    return out if dtype is _dt.int64 else cast(out, dtype)
 
 
 def _argreduce(which, x, axis, output_type, tf_name):
