@@ -16,8 +16,7 @@ int tpf_strided_copy(int64_t elsize, int ndim, const int64_t *shape,
     int64_t n = shape[ndim - 1], ss = src_str[ndim - 1], ds = dst_str[ndim - 1];
     int64_t rows = total / n;
     int nt = TPF_NTHREADS(total);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+    TPF_PFOR(r, rows,
         int64_t so = src_off, dof = dst_off, rem = r;
         for (int d = ndim - 2; d >= 0; d--) {
             int64_t i = rem % shape[d]; rem /= shape[d];
@@ -32,7 +31,7 @@ int tpf_strided_copy(int64_t elsize, int ndim, const int64_t *shape,
         case 4: for (int64_t i = 0; i < n; i++) ((uint32_t *)o)[i * ds] = ((const uint32_t *)s)[i * ss]; break;
         default: for (int64_t i = 0; i < n; i++) ((uint64_t *)o)[i * ds] = ((const uint64_t *)s)[i * ss]; break;
         }
-    }
+    );
     return TPF_OK;
 }
 

@@ -56,6 +56,20 @@ void tpf_fp_restore(unsigned *saved);
 #define TPF_NTHREADS(n) 1
 #endif
 
+/* TPF_PFOR(VAR, N, body...) runs `for (int64_t VAR = 0; VAR < N; VAR++) body` on `nt`
+ * threads (a variable of that name must be in scope), and as a plain loop when nt <= 1:
+ * entering OpenMP costs about a microsecond even for one thread, which would dominate
+ * the small tensors most ops see. */
+#define TPF_PFOR(VAR, N, ...)                                                        \
+    do {                                                                             \
+        if (nt > 1) {                                                                \
+            _Pragma("omp parallel for num_threads(nt) schedule(static)")             \
+            for (int64_t VAR = 0; VAR < (N); VAR++) { __VA_ARGS__ }                  \
+        } else {                                                                     \
+            for (int64_t VAR = 0; VAR < (N); VAR++) { __VA_ARGS__ }                  \
+        }                                                                            \
+    } while (0)
+
 static inline size_t tpf_dtype_size(int dt) {
     static const size_t sz[TPF_NDTYPES] = {2, 2, 4, 8, 1, 1, 2, 4, 8, 1};
     return (dt >= 0 && dt < TPF_NDTYPES) ? sz[dt] : 0;
