@@ -37,7 +37,7 @@ X = rng.random((N, D), dtype=np.float32)
 Y = rng.integers(0, 10, N).astype(np.int32)
 
 
-def epoch_seconds(make_iter, epochs=3) -> float:
+def epoch_seconds(make_iter, epochs=5) -> float:
     """Best of ``epochs`` timed epochs after one warm-up epoch; checks every example is seen."""
     best = float("inf")
     for k in range(epochs + 1):
