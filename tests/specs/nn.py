@@ -31,8 +31,9 @@ def _as(dtype, v):
 
 # ---- softmax / log_softmax -------------------------------------------------------
 
+# (300, 10): rows in several chunks of the kernel; (2, 300): the long-row path
 _SOFTMAX_CASES = [((5,), None), ((3, 4), None), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1), ((1,), 0),
-                  ((0, 3), -1), ((3, 0), 0), ((2, 3, 40), -1)]
+                  ((0, 3), -1), ((3, 0), 0), ((2, 3, 40), -1), ((300, 10), -1), ((2, 300), -1)]
 
 
 def _softmax_sample(rng, dtype):
@@ -58,7 +59,7 @@ def _ref_log_softmax(x, axis=-1):
 def _xent_sample(rng, dtype):
     cases = []
     for shape, axis in [((3, 4), -1), ((5,), -1), ((2, 3, 4), -1), ((2, 3, 4), 1), ((4, 3), 0), ((0, 4), -1),
-                        ((3, 1), -1), ((64, 10), -1)]:
+                        ((3, 1), -1), ((64, 10), -1), ((300, 10), -1), ((2, 300), -1)]:
         logits = uniform(rng, shape, dtype, -3, 3)
         labels = _np_softmax(rng.normal(size=shape), axis=axis).astype(logits.dtype)
         cases.append(((labels, logits), {"axis": axis}))
@@ -76,7 +77,8 @@ def _ref_xent(labels, logits, axis=-1):
 def _sparse_sample(rng, dtype):
     cases = []
     for lshape, classes, ldt in [((3,), 4, "int32"), ((2, 3), 5, "int64"), ((), 6, "int32"), ((0,), 4, "int64"),
-                                 ((32,), 10, "int32"), ((4,), 1, "int64")]:
+                                 ((32,), 10, "int32"), ((4,), 1, "int64"), ((300,), 10, "int32"),
+                                 ((2,), 300, "int64")]:
         logits = uniform(rng, lshape + (classes,), dtype, -3, 3)
         labels = rng.integers(0, classes, size=lshape).astype(ldt)
         cases.append(((labels, logits), {}))

@@ -12,6 +12,15 @@
  */
 #include "tpf.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define NN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef NN_CLONES
+#define NN_CLONES
+#endif
+
 /* exp for x <= ~88 (softmax arguments are <= 0): 0 below -87.3, NaN stays NaN. */
 static inline float exp_f32(float x) {
     float xc = x < -87.3f ? -87.3f : (x > 88.0f ? 88.0f : x);
@@ -34,16 +43,46 @@ static inline float exp_f32(float x) {
     return x != x ? x : v;
 }
 
-/* ---- float32 contiguous rows -------------------------------------------------- */
+/* ---- float32 contiguous rows --------------------------------------------------
+ * Rows go through in chunks of about CHUNK values so that exp runs as one flat,
+ * vectorised loop over many short rows (10-class logits are the common case);
+ * the per-row work (max, sum, scale) stays short.  Small reductions use plain
+ * loops: an `omp simd` reduction costs more than it saves below ~64 values.
+ * Rows of 256 and more take one fused exp-and-sum pass each instead. */
 
-static inline float rowmax_f32(const float *x, int64_t r) {
+#define CHUNK 2048
+
+static inline float max_f32(const float *x, int64_t r) {
     float mx = -INFINITY;
+    if (r < 64) {
+        for (int64_t i = 0; i < r; i++) mx = x[i] > mx ? x[i] : mx;
+        return mx;
+    }
     #pragma omp simd reduction(max:mx)
     for (int64_t i = 0; i < r; i++) mx = x[i] > mx ? x[i] : mx;
     return mx;  /* a NaN is skipped here but reaches the sum through exp, so the row is NaN */
 }
 
-/* sum of exp(x - mx), storing the terms in e when e != NULL */
+static inline float sum_f32(const float *e, int64_t r) {
+    float s = 0.0f;
+    if (r < 64) {
+        for (int64_t i = 0; i < r; i++) s += e[i];
+        return s;
+    }
+    #pragma omp simd reduction(+:s)
+    for (int64_t i = 0; i < r; i++) s += e[i];
+    return s;
+}
+
+static inline void shift_f32(const float *x, float *o, float mx, int64_t r) {
+    for (int64_t i = 0; i < r; i++) o[i] = x[i] - mx;
+}
+
+static inline void exp_flat_f32(float *v, int64_t n) {
+    for (int64_t k = 0; k < n; k++) v[k] = exp_f32(v[k]);
+}
+
+/* sum of exp(x - mx) over one long row in a single pass, storing the terms in e when given */
 static inline float rowexp_f32(const float *x, float *e, float mx, int64_t r) {
     float s = 0.0f;
     if (e) {
@@ -56,39 +95,67 @@ static inline float rowexp_f32(const float *x, float *e, float mx, int64_t r) {
     return s;
 }
 
-static void softmax_rows_f32(const float *X, float *O, int log_, int64_t r0, int64_t r1, int64_t r) {
-    for (int64_t row = r0; row < r1; row++) {
-        const float *x = X + row * r; float *o = O + row * r;
+/* sums[q] = sum of exp(x - mxs[q]) for the nr rows of a chunk; the terms land in e
+ * (nr * r values) when e is given, else in the scratch buffer */
+static inline void chunk_sumexp_f32(const float *x, const float *mxs, float *e, float *sums, int64_t nr, int64_t r,
+                                    float *scratch) {
+    if (r >= 256) {  /* long rows: one fused pass per row is faster */
+        for (int64_t q = 0; q < nr; q++) sums[q] = rowexp_f32(x + q * r, e ? e + q * r : NULL, mxs[q], r);
+        return;
+    }
+    float *t = e ? e : scratch;
+    for (int64_t q = 0; q < nr; q++) shift_f32(x + q * r, t + q * r, mxs[q], r);
+    exp_flat_f32(t, nr * r);
+    for (int64_t q = 0; q < nr; q++) sums[q] = sum_f32(t + q * r, r);
+}
+
+static void NN_CLONES softmax_rows_f32(const float *X, float *O, int log_, int64_t r0, int64_t r1, int64_t r) {
+    float scratch[CHUNK], mxs[CHUNK], sums[CHUNK];
+    int64_t per = r >= CHUNK ? 1 : CHUNK / r;
+    for (int64_t c0 = r0; c0 < r1; c0 += per) {
+        int64_t nr = r1 - c0 < per ? r1 - c0 : per;
+        const float *x = X + c0 * r;
+        float *o = O + c0 * r;
         /* NaN or +inf logits, or every logit -inf, give a NaN row (as TensorFlow) */
-        float mx = rowmax_f32(x, r);
-        if (log_) {
-            /* (x - mx) - log(s), not x - (mx + log(s)): keeps the digits of log(s) */
-            float ls = logf(rowexp_f32(x, NULL, mx, r));
-            #pragma omp simd
-            for (int64_t i = 0; i < r; i++) o[i] = (x[i] - mx) - ls;
-        } else {
-            float inv = 1.0f / rowexp_f32(x, o, mx, r);
-            #pragma omp simd
-            for (int64_t i = 0; i < r; i++) o[i] *= inv;
+        for (int64_t q = 0; q < nr; q++) mxs[q] = max_f32(x + q * r, r);
+        chunk_sumexp_f32(x, mxs, log_ ? NULL : o, sums, nr, r, scratch);
+        for (int64_t q = 0; q < nr; q++) {
+            float *oq = o + q * r;
+            if (log_) {
+                /* (x - mx) - log(s), not x - (mx + log(s)): keeps the digits of log(s) */
+                const float *xq = x + q * r;
+                float mx = mxs[q], ls = logf(sums[q]);
+                #pragma omp simd
+                for (int64_t i = 0; i < r; i++) oq[i] = (xq[i] - mx) - ls;
+            } else {
+                float inv = 1.0f / sums[q];
+                #pragma omp simd
+                for (int64_t i = 0; i < r; i++) oq[i] *= inv;
+            }
         }
     }
 }
 
-static void xent_rows_f32(const float *L, const float *X, float *loss, float *B, int64_t r0, int64_t r1,
-                          int64_t r) {
-    for (int64_t row = r0; row < r1; row++) {
-        const float *l = L + row * r, *x = X + row * r;
-        float *b = B ? B + row * r : NULL;
-        float mx = rowmax_f32(x, r);
-        float s = rowexp_f32(x, b, mx, r);
-        float lse = logf(s), acc = 0.0f;
-        #pragma omp simd reduction(+:acc)
-        for (int64_t i = 0; i < r; i++) acc += l[i] != 0.0f ? l[i] * (lse - (x[i] - mx)) : 0.0f;
-        loss[row] = acc;
-        if (b) {
-            float inv = 1.0f / s;
-            #pragma omp simd
-            for (int64_t i = 0; i < r; i++) b[i] = b[i] * inv - l[i];
+static void NN_CLONES xent_rows_f32(const float *L, const float *X, float *loss, float *B, int64_t r0, int64_t r1,
+                                    int64_t r) {
+    float scratch[CHUNK], mxs[CHUNK], sums[CHUNK];
+    int64_t per = r >= CHUNK ? 1 : CHUNK / r;
+    for (int64_t c0 = r0; c0 < r1; c0 += per) {
+        int64_t nr = r1 - c0 < per ? r1 - c0 : per;
+        const float *x = X + c0 * r, *l = L + c0 * r;
+        float *b = B ? B + c0 * r : NULL;
+        for (int64_t q = 0; q < nr; q++) mxs[q] = max_f32(x + q * r, r);
+        chunk_sumexp_f32(x, mxs, b, sums, nr, r, scratch);
+        for (int64_t q = 0; q < nr; q++) {
+            const float *xq = x + q * r, *lq = l + q * r;
+            float mx = mxs[q], ls = logf(sums[q]), acc = 0.0f;
+            for (int64_t i = 0; i < r; i++) acc += lq[i] != 0.0f ? lq[i] * (ls - (xq[i] - mx)) : 0.0f;
+            loss[c0 + q] = acc;
+            if (b) {
+                float *bq = b + q * r, inv = 1.0f / sums[q];
+                #pragma omp simd
+                for (int64_t i = 0; i < r; i++) bq[i] = bq[i] * inv - lq[i];
+            }
         }
     }
 }
@@ -107,7 +174,7 @@ static inline double rowexp_f64(const double *x, double *e, double mx, int64_t r
     return s;
 }
 
-static void softmax_rows_f64(const double *X, double *O, int log_, int64_t r0, int64_t r1, int64_t r) {
+static void NN_CLONES softmax_rows_f64(const double *X, double *O, int log_, int64_t r0, int64_t r1, int64_t r) {
     for (int64_t row = r0; row < r1; row++) {
         const double *x = X + row * r; double *o = O + row * r;
         double mx = rowmax_f64(x, r);
@@ -121,7 +188,7 @@ static void softmax_rows_f64(const double *X, double *O, int log_, int64_t r0, i
     }
 }
 
-static void xent_rows_f64(const double *L, const double *X, double *loss, double *B, int64_t r0, int64_t r1,
+static void NN_CLONES xent_rows_f64(const double *L, const double *X, double *loss, double *B, int64_t r0, int64_t r1,
                           int64_t r) {
     for (int64_t row = r0; row < r1; row++) {
         const double *l = L + row * r, *x = X + row * r;
@@ -237,25 +304,30 @@ static inline int64_t label_at(int ldt, const void *labels, int64_t i) {
     return ldt == TPF_I32 ? (int64_t)((const int32_t *)labels)[i] : ((const int64_t *)labels)[i];
 }
 
-static void sparse_rows_f32(int ldt, const void *lab, const float *X, float *loss, float *B, int64_t r0,
-                            int64_t r1, int64_t r) {
-    for (int64_t row = r0; row < r1; row++) {
-        const float *x = X + row * r;
-        float *b = B ? B + row * r : NULL;
-        int64_t k = label_at(ldt, lab, row);
-        float mx = rowmax_f32(x, r);
-        float s = rowexp_f32(x, b, mx, r);
-        loss[row] = logf(s) - (x[k] - mx);
-        if (b) {
-            float inv = 1.0f / s;
-            #pragma omp simd
-            for (int64_t i = 0; i < r; i++) b[i] *= inv;
-            b[k] -= 1.0f;
+static void NN_CLONES sparse_rows_f32(int ldt, const void *lab, const float *X, float *loss, float *B, int64_t r0,
+                                      int64_t r1, int64_t r) {
+    float scratch[CHUNK], mxs[CHUNK], sums[CHUNK];
+    int64_t per = r >= CHUNK ? 1 : CHUNK / r;
+    for (int64_t c0 = r0; c0 < r1; c0 += per) {
+        int64_t nr = r1 - c0 < per ? r1 - c0 : per;
+        const float *x = X + c0 * r;
+        float *b = B ? B + c0 * r : NULL;
+        for (int64_t q = 0; q < nr; q++) mxs[q] = max_f32(x + q * r, r);
+        chunk_sumexp_f32(x, mxs, b, sums, nr, r, scratch);
+        for (int64_t q = 0; q < nr; q++) {
+            int64_t k = label_at(ldt, lab, c0 + q);
+            loss[c0 + q] = logf(sums[q]) - (x[q * r + k] - mxs[q]);
+            if (b) {
+                float *bq = b + q * r, inv = 1.0f / sums[q];
+                #pragma omp simd
+                for (int64_t i = 0; i < r; i++) bq[i] *= inv;
+                bq[k] -= 1.0f;
+            }
         }
     }
 }
 
-static void sparse_rows_f64(int ldt, const void *lab, const double *X, double *loss, double *B, int64_t r0,
+static void NN_CLONES sparse_rows_f64(int ldt, const void *lab, const double *X, double *loss, double *B, int64_t r0,
                             int64_t r1, int64_t r) {
     for (int64_t row = r0; row < r1; row++) {
         const double *x = X + row * r;
