@@ -125,6 +125,48 @@ def error_name(code: int) -> str:
     return ERRORS.get(code, f"OpenCL error {code}")
 
 
+_deep = []   # vendor drivers loaded with RTLD_DEEPBIND (kept alive)
+
+
+def _vendor_libraries() -> list:
+    """The driver libraries the ICD loader will open (``/etc/OpenCL/vendors/*.icd`` or $OCL_ICD_VENDORS)."""
+    import glob
+
+    where = os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors"
+    files = [where] if where.endswith(".icd") else sorted(glob.glob(os.path.join(where, "*.icd")))
+    libs = []
+    for f in files:
+        try:
+            with open(f) as fh:
+                name = fh.read().strip()
+        except OSError:
+            continue
+        if name:
+            libs.append(name)
+    return libs
+
+
+def preload_drivers_deepbind() -> list:
+    """Load the OpenCL drivers with RTLD_DEEPBIND before the ICD loader does (Linux).
+
+    LLVM-based drivers such as pocl otherwise bind their LLVM calls to whatever
+    copy of LLVM the process exported first: after ``import tensorflow`` (which
+    carries its own LLVM) pocl crashes in clGetPlatformIDs.  Deep binding makes a
+    driver use its own libraries.  ``TAPEFLOW_OPENCL_DEEPBIND=0`` turns this off.
+    """
+    flag = getattr(os, "RTLD_DEEPBIND", None)
+    if flag is None or os.environ.get("TAPEFLOW_OPENCL_DEEPBIND", "1") == "0" or _deep:
+        return _deep
+    import ctypes
+
+    for name in _vendor_libraries():
+        try:
+            _deep.append(ctypes.CDLL(name, mode=os.RTLD_LOCAL | flag))
+        except OSError:
+            pass
+    return _deep
+
+
 def load():
     """``(ffi, lib)`` for the system's OpenCL loader; raises OSError when there is none."""
     import cffi
@@ -136,8 +178,11 @@ def load():
     last = None
     for name in names:
         try:
-            return ffi, ffi.dlopen(name)
+            lib = ffi.dlopen(name)
         except OSError as e:
             last = e
+            continue
+        preload_drivers_deepbind()   # before the first OpenCL call opens a driver
+        return ffi, lib
     raise OSError(f"libOpenCL not found ({last}); install an OpenCL driver (e.g. Debian's pocl-opencl-icd) "
                   "or set TAPEFLOW_OPENCL_LIB")

@@ -89,15 +89,15 @@ _API: dict = {}
 
 
 def _open(ffi, names, what):
-    last = None
+    first = None
     for name in names:
         if not name:
             continue
         try:
             return ffi.dlopen(name)
         except OSError as e:
-            last = e
-    raise BackendUnavailable(f"cuda backend unavailable: {what} not found ({last})")
+            first = first or e
+    raise BackendUnavailable(f"cuda backend unavailable: {what} not found ({first})")
 
 
 def _libs():
@@ -107,7 +107,7 @@ def _libs():
 
         ffi = cffi.FFI()
         ffi.cdef(_CDEF)
-        cu = _open(ffi, [os.environ.get("TAPEFLOW_CUDA_LIB"), "libcuda.so.1", "libcuda.so", "nvcuda.dll"],
+        cu = _open(ffi, [os.environ.get("TAPEFLOW_CUDA_LIB"), "libcuda.so.1", "libcuda.so"],
                    "the CUDA driver (libcuda.so.1)")
         nvrtc_names = [os.environ.get("TAPEFLOW_NVRTC_LIB")] + [f"libnvrtc.so.{v}" for v in (13, 12, 11)] + \
             ["libnvrtc.so", ctypes.util.find_library("nvrtc")]

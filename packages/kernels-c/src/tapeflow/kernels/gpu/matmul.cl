@@ -14,6 +14,9 @@
 #define MM_W 4          /* outputs per work-item along m and along n */
 #define MM_L 16         /* work-items per work-group along each axis */
 
+/* accumulators (MM_ACC_<T>) take fused multiply-adds: one rounding per step, as BLAS */
+#define MM_ACC_float float
+#define MM_ACC_double double
 #define MM_TILED(SUF, T)                                                                          \
 KERNEL matmul_##SUF(int ta, int tb, i64 m, i64 n, i64 k, const G T *A, i64 a_bstride,             \
                     const G T *B, i64 b_bstride, G T *C, i64 b0) {                                \
@@ -25,7 +28,7 @@ KERNEL matmul_##SUF(int ta, int tb, i64 m, i64 n, i64 k, const G T *A, i64 a_bst
     B += b * b_bstride;                                                                           \
     C += b * m * n;                                                                               \
     const i64 sai = ta ? 1 : k, sap = ta ? m : 1, sbp = tb ? 1 : n, sbj = tb ? k : 1;             \
-    T acc[MM_W][MM_W];                                                                            \
+    MM_ACC_##T acc[MM_W][MM_W];                                                                   \
     for (int u = 0; u < MM_W; u++)                                                                \
         for (int v = 0; v < MM_W; v++) acc[u][v] = 0;                                             \
     for (i64 p0 = 0; p0 < k; p0 += MM_TK) {                                                       \
@@ -47,7 +50,8 @@ KERNEL matmul_##SUF(int ta, int tb, i64 m, i64 n, i64 k, const G T *A, i64 a_bst
             for (int u = 0; u < MM_W; u++) a[u] = As[pp][ty + u * MM_L];                          \
             for (int v = 0; v < MM_W; v++) bv[v] = Bs[pp][tx + v * MM_L];                         \
             for (int u = 0; u < MM_W; u++)                                                        \
-                for (int v = 0; v < MM_W; v++) acc[u][v] += a[u] * bv[v];                         \
+                for (int v = 0; v < MM_W; v++)                                                    \
+                    acc[u][v] = fma((MM_ACC_##T)a[u], (MM_ACC_##T)bv[v], acc[u][v]);              \
         }                                                                                         \
         BARRIER();                                                                                \
     }                                                                                             \
@@ -56,7 +60,7 @@ KERNEL matmul_##SUF(int ta, int tb, i64 m, i64 n, i64 k, const G T *A, i64 a_bst
         if (gi >= m) continue;                                                                    \
         for (int v = 0; v < MM_W; v++) {                                                          \
             i64 gj = bn + tx + v * MM_L;                                                          \
-            if (gj < n) C[gi * n + gj] = acc[u][v];                                               \
+            if (gj < n) C[gi * n + gj] = (T)acc[u][v];                                            \
         }                                                                                         \
     }                                                                                             \
 }

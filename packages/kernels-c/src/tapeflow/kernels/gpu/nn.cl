@@ -2,8 +2,8 @@
  *
  * A tensor is an (outer, r, inner) view: one work-item per row (o, j), element k at
  * o * r * inner + k * inner + j.  The formulas are the CPU's: the row maximum is
- * subtracted first (a NaN or +inf logit, or a row of -inf, gives a NaN row), softmax
- * multiplies by 1 / sum, the losses are sum l * (lse - (x - max)) and
+ * subtracted first (a NaN or +inf logit, or a row of -inf, gives a NaN row), log-softmax
+ * is (x - max) - log(sum) (keeping the digits of log(sum)), softmax multiplies by 1 / sum, the losses are sum l * (lse - (x - max)) and
  * lse - (x[label] - max), the backprop softmax - labels.
  */
 
@@ -18,7 +18,7 @@ KERNEL softmax_##DS(const G T *X, G T *O, int log_, i64 outer, i64 r, i64 inner)
     for (i64 i = 0; i < r; i++) { T v = x[i * inner]; mx = v > mx ? v : mx; }                       \
     T s = 0;                                                                                        \
     for (i64 i = 0; i < r; i++) { T e = exp(x[i * inner] - mx); if (!log_) o[i * inner] = e; s += e; } \
-    if (log_) { T lse = mx + log(s); for (i64 i = 0; i < r; i++) o[i * inner] = x[i * inner] - lse; } \
+    if (log_) { T ls = log(s); for (i64 i = 0; i < r; i++) o[i * inner] = (x[i * inner] - mx) - ls; } \
     else { T inv = 1 / s; for (i64 i = 0; i < r; i++) o[i * inner] *= inv; }                        \
 }                                                                                                   \
 /* loss [outer, inner]; backprop (when want_bp) like logits */                                     \
