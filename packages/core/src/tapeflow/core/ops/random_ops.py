@@ -88,10 +88,13 @@ class _SeedState:
             if seed is None:
                 seed = self.op_counter
                 self.op_counter += 1
-            pair = (g, int(seed))
-            n = self.calls.get(pair, 0)
-            self.calls[pair] = n + 1
-        return philox_key(g, seed), n
+            pair = (g, seed)
+            entry = self.calls.get(pair)
+            if entry is None:
+                entry = self.calls[pair] = [philox_key(g, seed), 0]
+            n = entry[1]
+            entry[1] = n + 1
+        return entry[0], n
 
 
 STATE = _SeedState()
@@ -99,7 +102,16 @@ STATE = _SeedState()
 
 # ---- argument handling ----------------------------------------------------
 
+_INF = float("inf")
+
+
 def _shape(shape, op):
+    if type(shape) in (list, tuple):  # the common case: a list of Python ints
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return tuple(shape)
     if isinstance(shape, Tensor):
         if shape._dtype not in (_dt.int32, _dt.int64):
             raise InvalidArgumentError(f"shape must be int32 or int64, got a {shape._dtype.name} tensor", op)
@@ -116,6 +128,8 @@ def _shape(shape, op):
 
 
 def _seed_int(seed, op, what="seed"):
+    if type(seed) is int:
+        return seed
     if isinstance(seed, Tensor):
         seed = seed.numpy().item()
     if isinstance(seed, bool) or not hasattr(seed, "__index__"):
@@ -137,12 +151,18 @@ def _seed_pair(seed, op):
         raise InvalidArgumentError(f"seed must be a pair of ints (shape [2]), got {seed!r}", op) from None
 
 
-def _float_dtype(dtype, op, allowed=_FLOATS):
+def _as_dtype(dtype, op):
+    if type(dtype) is _dt.DType:
+        return dtype
     try:
-        dt = _dt.as_dtype(dtype)
+        return _dt.as_dtype(dtype)
     except TypeError as e:
         raise InvalidArgumentError(str(e), op) from None
-    if dt not in allowed:
+
+
+def _float_dtype(dtype, op, allowed=_FLOATS):
+    dt = _as_dtype(dtype, op)
+    if not any(dt is a for a in allowed):
         raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: "
                                    f"{', '.join(d.name for d in allowed)}", op)
     return dt
@@ -150,6 +170,10 @@ def _float_dtype(dtype, op, allowed=_FLOATS):
 
 def _scalar_param(v, op, what):
     """A Python float for a scalar parameter, or None when it is a non-scalar tensor."""
+    if type(v) is float or type(v) is int:
+        if v != v or v == _INF or v == -_INF:
+            raise InvalidArgumentError(f"{what} must be finite, got {float(v)}", op)
+        return float(v)
     if isinstance(v, Tensor) or hasattr(v, "_as_tensor"):
         t = to_tensor(v, op)
         if t._size != 1 or t._shape:
@@ -203,11 +227,8 @@ def _affine(z, scale, shift, op):
 def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
     """Uniform values from an explicit Philox stream (floats in [minval, maxval), ints too)."""
     shape = _shape(shape, op)
-    try:
-        dt = _dt.as_dtype(dtype)
-    except TypeError as e:
-        raise InvalidArgumentError(str(e), op) from None
-    if dt in (_dt.int32, _dt.int64):
+    dt = _as_dtype(dtype, op)
+    if dt is _dt.int32 or dt is _dt.int64:
         if maxval is None:
             raise InvalidArgumentError(f"maxval must be given for integer dtype {dt.name}", op)
         lo, hi = _seed_int(minval, op, "minval"), _seed_int(maxval, op, "maxval")
@@ -221,7 +242,7 @@ def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
         if st:
             kernel_failed(st, "random_uniform_int", op)
         return out
-    if dt not in _FLOATS:
+    if not dt.is_floating:
         raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: "
                                    f"{', '.join(d.name for d in _FLOATS + (_dt.int32, _dt.int64))}", op)
     if maxval is None:
@@ -302,7 +323,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, n
     >>> tf.random.uniform([3], 0, 10, dtype=tf.int32, seed=7).dtype
     tf.int32
     """
-    op = "RandomUniform" if not _is_int(dtype) else "RandomUniformInt"
+    op = "RandomUniformInt" if _is_int(dtype) else "RandomUniform"
     if seed is not None:
         seed = _seed_int(seed, op)
     key, stream = STATE.next_stream(seed)
@@ -310,8 +331,10 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, n
 
 
 def _is_int(dtype):
+    if dtype is _dt.float32:
+        return False
     try:
-        return _dt.as_dtype(dtype) in _dt.INTS
+        return _dt.as_dtype(dtype).is_integer
     except TypeError:
         return False
 
