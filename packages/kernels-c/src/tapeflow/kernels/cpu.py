@@ -1,6 +1,8 @@
 """The CPU backend: NumPy arrays hold the memory, C kernels (cffi) do the work."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .backend import Backend
@@ -27,6 +29,11 @@ class CPUBackend(Backend):
     name = "cpu"
 
     def __init__(self):
+        # Idle OpenMP threads sleep instead of spinning: on a machine with few, busy cores,
+        # spinning workers steal the time of the thread that has work (measured: parallel
+        # kernels 10-100x slower under load).  Read by libgomp when it loads; a user's own
+        # setting wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         _preload_openblas()
         from . import _cpu  # the compiled library (built at install time)
 
