@@ -98,7 +98,7 @@ def softmax(logits, axis=None, name=None):
     softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x)
 
     >>> import tapeflow as tf
-    >>> tf.nn.softmax(tf.constant([[1.0, 1.0], [0.0, 2.0]])).numpy().round(4).tolist()
+    >>> tf.nn.softmax(tf.constant([[1.0, 1.0], [0.0, 2.0]], tf.float64)).numpy().round(4).tolist()
     [[0.5, 0.5], [0.1192, 0.8808]]
     """
     return _softmax("softmax", 0, logits, axis, "Softmax")
@@ -111,7 +111,7 @@ def log_softmax(logits, axis=None, name=None):
     log_softmax(x)_i = x_i - max x - log sum_j exp(x_j - max x)
 
     >>> import tapeflow as tf
-    >>> tf.nn.log_softmax(tf.constant([0.0, 0.0])).numpy().round(4).tolist()
+    >>> tf.nn.log_softmax(tf.constant([0.0, 0.0], tf.float64)).numpy().round(4).tolist()
     [-0.6931, -0.6931]
     """
     return _softmax("log_softmax", 1, logits, axis, "LogSoftmax")
@@ -127,8 +127,9 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     the logits' shape without that axis.  Gradients flow to logits and labels.
 
     >>> import tapeflow as tf
-    >>> tf.nn.softmax_cross_entropy_with_logits(labels=[[0.0, 1.0]], logits=[[0.0, 0.0]]).numpy().round(4).tolist()
-    [0.6931]
+    >>> logits = tf.constant([[0.0, 0.0], [0.0, 1.0]], tf.float64)
+    >>> tf.nn.softmax_cross_entropy_with_logits(labels=[[0.0, 1.0], [0.5, 0.5]], logits=logits).numpy().round(4).tolist()
+    [0.6931, 0.8133]
     """
     op = "SoftmaxCrossEntropyWithLogits"
     x = _placed(_float_input(logits, op, "logits"))
@@ -173,8 +174,9 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     (int32 or int64, each in [0, logits.shape[-1])).  Gradients flow to logits.
 
     >>> import tapeflow as tf
-    >>> tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[1], logits=[[0.0, 0.0]]).numpy().round(4).tolist()
-    [0.6931]
+    >>> logits = tf.constant([[0.0, 0.0], [0.0, 1.0]], tf.float64)
+    >>> tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[1, 0], logits=logits).numpy().round(4).tolist()
+    [0.6931, 1.3133]
     """
     op = "SparseSoftmaxCrossEntropyWithLogits"
     x = _placed(_float_input(logits, op, "logits"))
@@ -228,8 +230,9 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     for any x); its gradient is sigmoid(x) - z for the logits and -x for the labels.
 
     >>> import tapeflow as tf
-    >>> tf.nn.sigmoid_cross_entropy_with_logits(labels=[1.0, 0.0], logits=[0.0, 0.0]).numpy().round(4).tolist()
-    [0.6931, 0.6931]
+    >>> logits = tf.constant([0.0, 2.0], tf.float64)
+    >>> tf.nn.sigmoid_cross_entropy_with_logits(labels=[1.0, 0.0], logits=logits).numpy().round(4).tolist()
+    [0.6931, 2.1269]
     """
     op = "SigmoidCrossEntropyWithLogits"
     if labels is None or logits is None:
