@@ -16,8 +16,12 @@ in the format TensorBoard reads.  Summaries go to the default writer set by
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import itertools
 import os
+import time
+import weakref
 
 import numpy as np
 
@@ -35,17 +39,30 @@ _RECORD = [True]
 
 def _tbx():
     try:
-        import tensorboardX  # noqa: F401
-        from tensorboardX import FileWriter
-        from tensorboardX.proto import summary_pb2, tensor_pb2, tensor_shape_pb2
+        from tensorboardX.event_file_writer import EventsWriter
+        from tensorboardX.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2
     except ImportError as e:
         raise ImportError("tf.summary writes TensorBoard event files with tensorboardX, which is not installed: "
                           f"pip install 'tapeflow-nn[summary]' ({e})") from None
-    return FileWriter, summary_pb2, tensor_pb2, tensor_shape_pb2
+    return (EventsWriter, event_pb2), summary_pb2, tensor_pb2, tensor_shape_pb2
+
+
+_OPEN: "weakref.WeakSet" = weakref.WeakSet()
+_SERIAL = itertools.count()
+
+
+@atexit.register
+def _close_all():
+    for w in list(_OPEN):
+        w.close()
 
 
 class SummaryWriter:
     """Writes summaries to an event file in ``logdir`` (made by ``create_file_writer``).
+
+    Events are written synchronously and buffered: the file is flushed every ``max_queue``
+    events, after ``flush_millis``, on ``flush()`` and on ``close()`` (and at exit), so
+    ``flush()`` guarantees that everything written so far is on disk.
 
     >>> import tempfile
     >>> import tapeflow as tf
@@ -57,12 +74,17 @@ class SummaryWriter:
     """
 
     def __init__(self, logdir, max_queue=10, flush_millis=120000, filename_suffix=""):
-        FileWriter = _tbx()[0]
+        (EventsWriter, event_pb2), _, _, _ = _tbx()
         self.logdir = os.fspath(logdir)
         os.makedirs(self.logdir, exist_ok=True)
-        self._writer = FileWriter(self.logdir, max_queue=max_queue, flush_secs=max(1, flush_millis // 1000),
-                                  filename_suffix=filename_suffix or "")
+        # the pid and a serial number keep two writers opened in the same second apart
+        suffix = f".{os.getpid()}.{next(_SERIAL)}.v2{filename_suffix or ''}"
+        self._writer = EventsWriter(os.path.join(self.logdir, "events"), suffix)
+        self._event = event_pb2.Event
+        self._max_queue, self._flush_secs = max(1, int(max_queue)), flush_millis / 1000.0
+        self._pending, self._last_flush = 0, time.monotonic()
         self._closed = False
+        _OPEN.add(self)
 
     @contextlib.contextmanager
     def as_default(self, step=None):
@@ -91,19 +113,23 @@ class SummaryWriter:
     def _add(self, summary, step):
         if self._closed:
             raise InvalidArgumentError(f"the summary writer for {self.logdir!r} is closed", "WriteSummary")
-        self._writer.add_summary(summary, global_step=int(step))
+        self._writer.write_event(self._event(wall_time=time.time(), step=int(step), summary=summary))
+        self._pending += 1
+        if self._pending >= self._max_queue or time.monotonic() - self._last_flush >= self._flush_secs:
+            self.flush()
 
     def flush(self):
-        """Write pending events to disk."""
+        """Write every pending event to disk."""
         if not self._closed:
             self._writer.flush()
+            self._pending, self._last_flush = 0, time.monotonic()
 
     def close(self):
         """Flush and close the event file."""
         if not self._closed:
-            self._writer.flush()
             self._writer.close()
             self._closed = True
+            _OPEN.discard(self)
 
 
 class _NoopWriter:
@@ -212,9 +238,8 @@ def histogram(name, data, step=None, buckets=None, description=None) -> bool:
     if k <= 0:
         raise InvalidArgumentError(f"buckets must be positive, got {k}", "WriteHistogramSummary")
     x = K.reshape(_host(data), (-1,))
-    if not x.dtype.is_floating:
+    if x.dtype is not _dt.float64:
         x = K.cast(x, _dt.float64)
-    x = K.cast(x, _dt.float64)
     n = x.shape[0]
     _, pb, _, _ = _tbx()
     if n == 0:
@@ -225,13 +250,12 @@ def histogram(name, data, step=None, buckets=None, description=None) -> bool:
         if hi == lo:
             lo, hi = lo - 0.5, hi + 0.5
         width = (hi - lo) / k
-        # right edges of the buckets (the last one catches the maximum exactly)
+        # bucket i holds [lo + i * width, lo + (i + 1) * width); the maximum goes to the last one
+        idx = K.cast(K.floor(K.truediv(K.subtract(x, lo), width)), _dt.int32)
+        idx = K.clip_by_value(idx, 0, k - 1)
+        counts = [int(c) for c in K.unsorted_segment_sum(K.ones_like(x), idx, k).numpy().tolist()]
         edges = [lo + width * (i + 1) for i in range(k)]
         edges[-1] = hi
-        below = K.reduce_sum(K.cast(K.less_equal(K.reshape(x, (n, 1)), K.constant([edges], dtype=_dt.float64)),
-                                    _dt.float64), axis=0)
-        cum = [int(c) for c in below.numpy().tolist()]
-        counts = [cum[0]] + [cum[i] - cum[i - 1] for i in range(1, k)]
         histo = pb.HistogramProto(min=lo, max=hi, num=float(n), sum=total, sum_squares=sq,
                                   bucket_limit=edges, bucket=[float(c) for c in counts])
     value = pb.Summary.Value(tag=name, histo=histo)
