@@ -107,17 +107,22 @@ def _libs():
 
         ffi = cffi.FFI()
         ffi.cdef(_CDEF)
-        cu = _open(ffi, [os.environ.get("TAPEFLOW_CUDA_LIB"), "libcuda.so.1", "libcuda.so"],
-                   "the CUDA driver (libcuda.so.1)")
-        nvrtc_names = [os.environ.get("TAPEFLOW_NVRTC_LIB")] + [f"libnvrtc.so.{v}" for v in (13, 12, 11)] + \
-            ["libnvrtc.so", ctypes.util.find_library("nvrtc")]
-        nvrtc = _open(ffi, nvrtc_names, "NVRTC (libnvrtc.so)")
+        cu = _open(ffi, [os.environ["TAPEFLOW_CUDA_LIB"]] if os.environ.get("TAPEFLOW_CUDA_LIB") else
+                   ["libcuda.so.1", "libcuda.so"], "the CUDA driver (libcuda.so.1; or set TAPEFLOW_CUDA_LIB)")
+        nvrtc_names = [os.environ["TAPEFLOW_NVRTC_LIB"]] if os.environ.get("TAPEFLOW_NVRTC_LIB") else \
+            [f"libnvrtc.so.{v}" for v in (13, 12, 11)] + ["libnvrtc.so", ctypes.util.find_library("nvrtc")]
+        nvrtc = _open(ffi, nvrtc_names, "NVRTC (libnvrtc.so; or set TAPEFLOW_NVRTC_LIB)")
         try:
             cublas = _open(ffi, [f"libcublas.so.{v}" for v in (13, 12, 11)] + ["libcublas.so"], "cuBLAS")
         except BackendUnavailable:
             cublas = None
         _API.update(ffi=ffi, cu=cu, nvrtc=nvrtc, cublas=cublas)
     return _API["ffi"], _API["cu"], _API["nvrtc"], _API["cublas"]
+
+
+def device_types() -> list:
+    """The kind of every CUDA device: all ``"gpu"``."""
+    return ["gpu"] * device_count()
 
 
 def device_count() -> int:
@@ -204,6 +209,12 @@ class CUDABackend(GPUBackend):
 
     def compute_units(self) -> int:
         return self._units
+
+    def device_count(self) -> int:
+        return device_count()
+
+    def device_types(self) -> list:
+        return device_types()
 
     # ------------------------------------------------------------------ memory
     def _dev_alloc(self, nbytes):

@@ -68,12 +68,36 @@ def _devices():
     return out
 
 
+_TYPES = {B.CL_DEVICE_TYPE_GPU: "gpu", B.CL_DEVICE_TYPE_CPU: "cpu", B.CL_DEVICE_TYPE_ACCELERATOR: "accelerator"}
+_found: list = []
+
+
+def _probe() -> list:
+    """(platform, device, type) of every OpenCL device, probed once per process."""
+    if not _found:
+        _, cl = _api()
+        for p, d in _devices():
+            _found.append((p, d, _TYPES.get(_info_int(cl.clGetDeviceInfo, d, B.CL_DEVICE_TYPE) & 0xE, "other")))
+    return _found
+
+
 def device_count() -> int:
     """How many OpenCL devices this machine has (0 without a driver)."""
     try:
-        return len(_devices())
+        return len(_probe())
     except BackendUnavailable:
         return 0
+
+
+def device_types() -> list:
+    """The kind of every OpenCL device (``"gpu"``, ``"cpu"``, ``"accelerator"``, ``"other"``), in index order.
+
+    pocl's device is ``"cpu"``: an accelerator backend, but not a GPU.
+    """
+    try:
+        return [t for _, _, t in _probe()]
+    except BackendUnavailable:
+        return []
 
 
 def _info_str(fn, obj, param) -> str:
@@ -104,7 +128,7 @@ class OpenCLBackend(GPUBackend):
 
     def __init__(self, index: int = 0):
         ffi, cl = _api()
-        devs = _devices()
+        devs = _probe()
         if not devs:
             raise BackendUnavailable("opencl backend unavailable: no OpenCL platform or device found "
                                      "(install a driver, e.g. Debian's pocl-opencl-icd)")
@@ -115,12 +139,9 @@ class OpenCLBackend(GPUBackend):
         self.ffi, self.cl = ffi, cl
         self.index = index
         self.device_name = f"opencl:{index}"
-        self._platform, self._device = devs[index]
+        self._platform, self._device, self.device_type = devs[index]
         gi = cl.clGetDeviceInfo
         self.hardware = _info_str(gi, self._device, B.CL_DEVICE_NAME)
-        self.device_type = {B.CL_DEVICE_TYPE_GPU: "gpu", B.CL_DEVICE_TYPE_CPU: "cpu",
-                            B.CL_DEVICE_TYPE_ACCELERATOR: "accelerator"}.get(
-            _info_int(gi, self._device, B.CL_DEVICE_TYPE) & 0xE, "other")
         self.extensions = _info_str(gi, self._device, B.CL_DEVICE_EXTENSIONS).split()
         self.fp64 = "cl_khr_fp64" in self.extensions
         self._units = _info_int(gi, self._device, B.CL_DEVICE_MAX_COMPUTE_UNITS, "cl_uint")
@@ -169,6 +190,14 @@ class OpenCLBackend(GPUBackend):
 
     def compute_units(self) -> int:
         return self._units
+
+    def device_count(self) -> int:
+        """OpenCL devices on this machine (``opencl:0`` .. ``opencl:N-1``)."""
+        return device_count()
+
+    def device_types(self) -> list:
+        """The kind of each of them (see :func:`device_types`)."""
+        return device_types()
 
     def _dev_alloc(self, nbytes):
         mem = self.cl.clCreateBuffer(self._ctx, B.CL_MEM_READ_WRITE, nbytes, self.ffi.NULL, self._err)
