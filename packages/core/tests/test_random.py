@@ -328,6 +328,8 @@ def test_bad_ranges():
     _raises(r"\[0, 4294967296\) does not fit int32", tf.random.uniform, [2], 0, 2 ** 32, dtype=tf.int32)
     _raises(r"stddev must be >= 0, got -1.0", tf.random.normal, [2], 0.0, -1.0)
     _raises(r"minval must be finite", tf.random.uniform, [2], float("-inf"), 1.0)
+    _raises(r"maxval must be a scalar int, got a tensor of shape \(2,\) \[Op:RandomUniformInt\]",
+            tf.random.uniform, [2], 0, tf.constant([3, 4]), dtype=tf.int32)
 
 
 def test_bad_seeds():

@@ -131,6 +131,8 @@ def _seed_int(seed, op, what="seed"):
     if type(seed) is int:
         return seed
     if isinstance(seed, Tensor):
+        if seed._size != 1:
+            raise InvalidArgumentError(f"{what} must be a scalar int, got a tensor of shape {tuple(seed._shape)}", op)
         seed = seed.numpy().item()
     if isinstance(seed, bool) or not hasattr(seed, "__index__"):
         raise InvalidArgumentError(f"{what} must be an int, got {seed!r}", op)
