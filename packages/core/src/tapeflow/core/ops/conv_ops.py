@@ -220,7 +220,7 @@ def _cached(key, build):
 
 
 def _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise=False):
-    """(output shape, kernel geometry, recorded attrs) of a conv of input shape xs with filter shape ws."""
+    """The plan of a conv of an input of shape xs with a filter of shape ws (arguments checked here)."""
     n, h, w, c = xs
     kh, kw, wc, m = ws
     sh, sw = _pair(strides, "strides", op)
@@ -553,7 +553,7 @@ def _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, 
     _floats(x, g, ("orig_input", "grad"), op)
     _format(data_format, op)
     x, g, dev = _device2(x, g)
-    plan = _pool_plan("MaxPool", x._shape, ksize, strides, padding, dev.backend, True)
+    plan = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, True)
     if tuple(y._shape) != plan.shape:
         raise InvalidArgumentError(f"orig_output has shape {tuple(y._shape)} but max-pooling orig_input "
                                    f"{tuple(x._shape)} gives {plan.shape}", op)
@@ -641,7 +641,7 @@ def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format="
     _format(data_format, op)
     xs = _sizes(orig_input_shape, "orig_input_shape", op)
     g, dev = _device1(g)
-    plan = _pool_plan("AvgPool", xs, ksize, strides, padding, dev.backend, False)
+    plan = _pool_plan(op, xs, ksize, strides, padding, dev.backend, False)
     if g._shape != plan.shape:
         raise InvalidArgumentError(f"grad has shape {tuple(g._shape)} but average-pooling an input {xs} gives "
                                    f"{plan.shape}", op)
