@@ -11,3 +11,16 @@ def tf_or_none():
     except Exception:  # noqa: BLE001 (a broken TensorFlow install is as good as none)
         return None
     return tensorflow
+
+
+def event_accumulator():
+    """TensorBoard's event reader, on TensorBoard's own TF stub (reading events needs no TensorFlow,
+    and importing TensorFlow only for that would cost seconds); skips when TensorBoard is absent."""
+    import sys
+    import types
+
+    import pytest
+
+    sys.modules.setdefault("tensorboard.compat.notf", types.ModuleType("tensorboard.compat.notf"))
+    return pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
+                               reason="reading events back needs TensorBoard (the test extra of tapeflow-nn)")

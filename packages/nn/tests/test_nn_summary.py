@@ -6,9 +6,9 @@ import pytest
 
 import tapeflow as tf
 
-event_accumulator = pytest.importorskip(
-    "tensorboard.backend.event_processing.event_accumulator",
-    reason="reading events back needs TensorBoard (the test extra of tapeflow-nn)")
+from nn_testutil import event_accumulator as _ea
+
+event_accumulator = _ea()
 
 
 def _read(logdir):

@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import itertools
 import os
+import sys
 import time
 import weakref
 
@@ -37,8 +38,28 @@ _STEP = [None]  # tf.summary.experimental.set_step
 _RECORD = [True]
 
 
+def _import_tensorboardx():
+    """Import tensorboardX without the PyTorch import it attempts at import time.
+
+    tensorboardX tries ``import torch`` (seconds, when PyTorch is installed) only to recognise
+    torch tensors, which tapeflow never hands it; unless PyTorch is already loaded, the
+    attempt is made to fail fast, and the process can still import PyTorch afterwards.
+    """
+    if "tensorboardX" in sys.modules:
+        return
+    block = "torch" not in sys.modules
+    if block:
+        sys.modules["torch"] = None
+    try:
+        import tensorboardX  # noqa: F401
+    finally:
+        if block and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 def _tbx():
     try:
+        _import_tensorboardx()
         from tensorboardX.event_file_writer import EventsWriter
         from tensorboardX.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2
     except ImportError as e:
