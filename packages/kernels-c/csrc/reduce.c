@@ -19,27 +19,41 @@
 #include "tpf.h"
 #include "reduce.h"
 
-#define BLK 256
+#define BLK 256      /* accumulators kept across `inner` */
+#define LANES 64     /* independent accumulators along a contiguous row */
+
+/* the loops are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define TPF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef TPF_CLONES
+#define TPF_CLONES
+#endif
 
 /* One kernel per (op, dtype): reduce x[o, i, j] over i in [i0, i1) for o in
  * [o0, o1) and j in [j0, j1).  With part == NULL the finished values go to out;
  * otherwise the raw accumulators go to part[o * inner + j].  Inside STEP, `acc` is
  * the accumulator and `v` the value; FIN turns `acc` into the output (r = length). */
 #define RED_DEF(NAME, SUF, T, ACC, TO, INIT, STEP, FIN)                                  \
-static void rk_##NAME##_##SUF(const void *xv, void *ov, void *pv, int64_t r, int64_t inner, \
+TPF_CLONES static void rk_##NAME##_##SUF(const void *xv, void *ov, void *pv, int64_t r, int64_t inner, \
                               int64_t o0, int64_t o1, int64_t j0, int64_t j1,             \
                               int64_t i0, int64_t i1) {                                   \
     const T *X = (const T *)xv; TO *O = (TO *)ov; ACC *P = (ACC *)pv;                     \
     for (int64_t o = o0; o < o1; o++) {                                                   \
         if (inner == 1) {                                                                 \
             const T *x = X + o * r;                                                       \
-            ACC a[8];                                                                     \
-            for (int k = 0; k < 8; k++) a[k] = INIT;                                      \
+            ACC acc = INIT;                                                               \
             int64_t i = i0;                                                               \
-            for (; i + 8 <= i1; i += 8)                                                   \
-                for (int k = 0; k < 8; k++) { ACC acc = a[k]; T v = x[i + k]; STEP; a[k] = acc; } \
-            ACC acc = a[0];                                                               \
-            for (int k = 1; k < 8; k++) { ACC v = a[k]; STEP; }                           \
+            if (i1 - i0 >= 2 * LANES) {                                                   \
+                ACC a[LANES];                                                             \
+                for (int k = 0; k < LANES; k++) a[k] = INIT;                              \
+                for (; i + LANES <= i1; i += LANES)                                       \
+                    for (int k = 0; k < LANES; k++) { ACC acc = a[k]; T v = x[i + k]; STEP; a[k] = acc; } \
+                acc = a[0];                                                               \
+                for (int k = 1; k < LANES; k++) { ACC v = a[k]; STEP; }                   \
+            }                                                                             \
             for (; i < i1; i++) { T v = x[i]; STEP; }                                     \
             if (P) P[o] = acc; else O[o] = (TO)(FIN);                                     \
         } else {                                                                          \
@@ -69,8 +83,8 @@ static void rc_##NAME##_##SUF(const void *pv, int nparts, int64_t count, void *o
 #define S_ADD acc += v
 #define S_MUL acc *= v
 /* NaN-propagating: once acc is NaN no comparison replaces it */
-#define S_FMAX acc = (v > acc || v != v) ? (ACC_T)v : acc
-#define S_FMIN acc = (v < acc || v != v) ? (ACC_T)v : acc
+#define S_FMAX acc = ((v > acc) | (v != v)) ? (ACC_T)v : acc
+#define S_FMIN acc = ((v < acc) | (v != v)) ? (ACC_T)v : acc
 #define S_IMAX acc = v > acc ? v : acc
 #define S_IMIN acc = v < acc ? v : acc
 
@@ -186,23 +200,58 @@ int tpf_reduce(int op, int dt, const void *x, void *out, int64_t outer, int64_t 
     return TPF_OK;
 }
 
-/* argmax/argmin: first index of the extreme value; the first NaN wins (as in NumPy) */
+/* argmax/argmin: the first index of the extreme value; the first NaN wins (as in NumPy).
+ * Along a row, LANES independent (best value, index) pairs are updated branch-free and
+ * merged at the end (equal values: the smaller index); across `inner`, one pair per
+ * column of a block, walking the rows in order. */
 #define ARG_LOOP(NAME, SUF, T, BETTER)                                               \
-static void arg_##NAME##_##SUF(const void *xv, int64_t *O, int64_t o0, int64_t o1,   \
+TPF_CLONES static void arg_##NAME##_##SUF(const void *xv, int64_t *O, int64_t o0, int64_t o1, \
                                 int64_t r, int64_t inner) {                          \
     const T *X = (const T *)xv;                                                      \
-    for (int64_t o = o0; o < o1; o++)                                                \
-        for (int64_t j = 0; j < inner; j++) {                                        \
-            const T *x = X + o * r * inner + j; int64_t best = 0; T bv = x[0];       \
-            for (int64_t i = 1; i < r; i++) {                                        \
-                T v = x[i * inner];                                                  \
-                if (bv != bv) break;                                                 \
-                if (BETTER) { bv = v; best = i; }                                    \
+    for (int64_t o = o0; o < o1; o++) {                                              \
+        if (inner == 1) {                                                            \
+            const T *x = X + o * r;                                                  \
+            T b = x[0]; int64_t best = 0, i = 1;                                     \
+            if (r >= 2 * LANES) {                                                    \
+                T bv[LANES]; int64_t bi[LANES];                                      \
+                for (int k = 0; k < LANES; k++) { bv[k] = x[k]; bi[k] = k; }         \
+                for (i = LANES; i + LANES <= r; i += LANES)                          \
+                    for (int k = 0; k < LANES; k++) {                                \
+                        T v = x[i + k], bk = bv[k];                                  \
+                        int up = BETTER;                                             \
+                        bv[k] = up ? v : bk; bi[k] = up ? i + k : bi[k];             \
+                    }                                                                \
+                b = bv[0]; best = bi[0];                                             \
+                for (int k = 1; k < LANES; k++) {                                    \
+                    T v = bv[k], bk = b;                                             \
+                    int same = (v == bk) | ((v != v) & (bk != bk));                  \
+                    if ((BETTER) || (same && bi[k] < best)) { b = v; best = bi[k]; } \
+                }                                                                    \
             }                                                                        \
-            O[o * inner + j] = best;                                                 \
+            for (; i < r; i++) { T v = x[i], bk = b; if (BETTER) { b = v; best = i; } } \
+            O[o] = best;                                                             \
+        } else {                                                                     \
+            for (int64_t jb = 0; jb < inner; jb += BLK) {                            \
+                int64_t nb = inner - jb < BLK ? inner - jb : BLK;                    \
+                const T *x0 = X + o * r * inner + jb;                                \
+                T bv[BLK]; int64_t bi[BLK];                                          \
+                for (int64_t k = 0; k < nb; k++) { bv[k] = x0[k]; bi[k] = 0; }       \
+                for (int64_t i = 1; i < r; i++) {                                    \
+                    const T *xr = x0 + i * inner;                                    \
+                    for (int64_t k = 0; k < nb; k++) {                               \
+                        T v = xr[k], bk = bv[k];                                     \
+                        int up = BETTER;                                             \
+                        bv[k] = up ? v : bk; bi[k] = up ? i : bi[k];                 \
+                    }                                                                \
+                }                                                                    \
+                for (int64_t k = 0; k < nb; k++) O[o * inner + jb + k] = bi[k];      \
+            }                                                                        \
         }                                                                            \
+    }                                                                                \
 }
-#define ARG_ALL(SUF, T) ARG_LOOP(max, SUF, T, v > bv || v != v) ARG_LOOP(min, SUF, T, v < bv || v != v)
+/* v beats the best so far bk: strictly greater (smaller), or the first NaN */
+#define ARG_ALL(SUF, T) ARG_LOOP(max, SUF, T, (v > bk) | ((v != v) & (bk == bk))) \
+                        ARG_LOOP(min, SUF, T, (v < bk) | ((v != v) & (bk == bk)))
 ARG_ALL(f32, float) ARG_ALL(f64, double) ARG_ALL(i8, int8_t) ARG_ALL(u8, uint8_t)
 ARG_ALL(i16, int16_t) ARG_ALL(i32, int32_t) ARG_ALL(i64, int64_t) ARG_ALL(b, uint8_t)
 

@@ -673,11 +673,11 @@ def _float_reduce_input(x, tf_name):
 
 
 def _safe_sqrt(v):
-    """sqrt(v) whose gradient at v = 0 is 0 rather than NaN (a norm's subgradient at 0)."""
+    """sqrt(v) whose gradient at v = 0 is 0 rather than NaN (a norm's subgradient at 0); NaN stays NaN."""
     from .array_ops import where
 
     pos = greater(v, _ew.scalar_like(0, v, "Sqrt"))
-    return where(pos, sqrt(where(pos, v, _ew.scalar_like(1, v, "Sqrt"))), _ew.scalar_like(0, v, "Sqrt"))
+    return where(pos, sqrt(where(pos, v, _ew.scalar_like(1, v, "Sqrt"))), multiply(v, _ew.scalar_like(0, v, "Sqrt")))
 
 
 def _kept_shape(shape, axes, keepdims):
