@@ -11,7 +11,7 @@ Targets (issue 5): MLP < 2 ms, CNN < 6 ms, LSTM cell < 0.25 ms per step.  The fr
 turns within each timing round, so a busy machine slows them alike; the best round counts.
 Finally the tapeflow MLP step is profiled to show where its Python time goes.
 
-usage: python benchmarks/bench_train.py [--quick]
+usage: python benchmarks/bench_train.py [--quick] [mlp] [cnn] [lstm] [profile]   (default: all four)
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ THREADS = os.cpu_count() or 1
 if torch is not None:
     torch.set_num_threads(THREADS)
 QUICK = "--quick" in sys.argv
+PARTS = {a for a in sys.argv[1:] if not a.startswith("-")} or {"mlp", "cnn", "lstm", "profile"}
 rng = np.random.default_rng(0)
 results: dict = {"threads": THREADS}
 
@@ -159,16 +160,17 @@ def tf_keras_mlp():
     return step
 
 
-fns = {"tapeflow": tapeflow_raw_mlp(), "tapeflow layers": tapeflow_layers_mlp(),
-       "tapeflow layers+Adam": tapeflow_layers_mlp("adam")}
-if torch is not None:
-    fns["pytorch"] = torch_mlp()
-if tensorflow is not None:
-    fns["tensorflow raw+tape"] = tf_raw_mlp()
-    fns["tensorflow keras"] = tf_keras_mlp()
-mlp = interleaved(fns, 30)
-report("MLP 784-256-256-10, batch 128, SGD", mlp, 2)
-results["mlp_ms"] = {k: v * 1e3 for k, v in mlp.items()}
+if "mlp" in PARTS:
+    fns = {"tapeflow": tapeflow_raw_mlp(), "tapeflow layers": tapeflow_layers_mlp(),
+           "tapeflow layers+Adam": tapeflow_layers_mlp("adam")}
+    if torch is not None:
+        fns["pytorch"] = torch_mlp()
+    if tensorflow is not None:
+        fns["tensorflow raw+tape"] = tf_raw_mlp()
+        fns["tensorflow keras"] = tf_keras_mlp()
+    mlp = interleaved(fns, 30)
+    report("MLP 784-256-256-10, batch 128, SGD", mlp, 2)
+    results["mlp_ms"] = {k: v * 1e3 for k, v in mlp.items()}
 
 # ==== the seeds' CNN, batch 32 ===============================================================
 xc_np = rng.normal(size=(32, 28, 28, 1)).astype(np.float32)
@@ -239,15 +241,16 @@ def tf_keras_cnn():
     return step
 
 
-fns = {"tapeflow": tapeflow_cnn()}
-if torch is not None:
-    fns["pytorch"] = torch_cnn()
-if tensorflow is not None:
-    fns["tensorflow raw+tape"] = tf_raw_cnn()
-    fns["tensorflow keras"] = tf_keras_cnn()
-cnn = interleaved(fns, 20)
-report("The seeds' CNN (Conv2D 16-Conv2D 16-GAP-Dense 10), 28x28x1, batch 32, SGD", cnn, 6)
-results["cnn_ms"] = {k: v * 1e3 for k, v in cnn.items()}
+if "cnn" in PARTS:
+    fns = {"tapeflow": tapeflow_cnn()}
+    if torch is not None:
+        fns["pytorch"] = torch_cnn()
+    if tensorflow is not None:
+        fns["tensorflow raw+tape"] = tf_raw_cnn()
+        fns["tensorflow keras"] = tf_keras_cnn()
+    cnn = interleaved(fns, 20)
+    report("The seeds' CNN (Conv2D 16-Conv2D 16-GAP-Dense 10), 28x28x1, batch 32, SGD", cnn, 6)
+    results["cnn_ms"] = {k: v * 1e3 for k, v in cnn.items()}
 
 # ==== the seeds' LSTM cell ===================================================================
 BATCH, IN, HID = 32, 128, 256
@@ -315,53 +318,56 @@ def tf_lstm():
     return fwd, fwd_bwd
 
 
-makers = {"tapeflow": tapeflow_lstm}
-if torch is not None:
-    makers["pytorch"] = torch_lstm
-if tensorflow is not None:
-    makers["tensorflow"] = tf_lstm
-pairs = {k: m() for k, m in makers.items()}
-fwd = interleaved({k: p[0] for k, p in pairs.items()}, 300)
-both = interleaved({k: p[1] for k, p in pairs.items()}, 100)
-rows = [[k, ms(fwd[k]), f"{fwd[k] / fwd['tapeflow']:.2f}x", ms(both[k]), f"{both[k] / both['tapeflow']:.2f}x"]
-        for k in pairs]
-print(table("The seeds' LSTM cell, batch 32, input 128, hidden 256 (ms per step; target forward < 0.25 ms)",
-            ["framework", "forward", "ratio", "fwd+bwd", "ratio"], rows))
-results["lstm_cell_forward_ms"] = {k: v * 1e3 for k, v in fwd.items()}
-results["lstm_cell_fwd_bwd_ms"] = {k: v * 1e3 for k, v in both.items()}
+if "lstm" in PARTS:
+    makers = {"tapeflow": tapeflow_lstm}
+    if torch is not None:
+        makers["pytorch"] = torch_lstm
+    if tensorflow is not None:
+        makers["tensorflow"] = tf_lstm
+    pairs = {k: m() for k, m in makers.items()}
+    fwd = interleaved({k: p[0] for k, p in pairs.items()}, 300)
+    both = interleaved({k: p[1] for k, p in pairs.items()}, 100)
+    rows = [[k, ms(fwd[k]), f"{fwd[k] / fwd['tapeflow']:.2f}x", ms(both[k]), f"{both[k] / both['tapeflow']:.2f}x"]
+            for k in pairs]
+    print(table("The seeds' LSTM cell, batch 32, input 128, hidden 256 (ms per step; target forward < 0.25 ms)",
+                ["framework", "forward", "ratio", "fwd+bwd", "ratio"], rows))
+    results["lstm_cell_forward_ms"] = {k: v * 1e3 for k, v in fwd.items()}
+    results["lstm_cell_fwd_bwd_ms"] = {k: v * 1e3 for k, v in both.items()}
 
 # ==== where the tapeflow MLP step's time goes ================================================
-step = tapeflow_layers_mlp()
-for _ in range(5):
-    step()
-N = 50 if QUICK else 200
-prof = cProfile.Profile()
-prof.enable()
-for _ in range(N):
-    step()
-prof.disable()
-stats = pstats.Stats(prof)
-groups: dict = {}
-for (filename, _, func), (_, _, tottime, _, _) in stats.stats.items():
-    if "tapeflow.kernels" in func or "_cffi_backend" in func or "tpf_" in func:
-        g = "C kernels (cffi calls)"
-    elif "/nn/" in filename:
-        g = "nn (layers, losses, optimizer)"
-    elif "/autodiff/" in filename:
-        g = "autodiff (tape, gradient rules)"
-    elif "/core/" in filename:
-        g = "core (op dispatch, tensors, variables)"
-    else:
-        g = "other (builtins, NumPy host glue)"
-    groups[g] = groups.get(g, 0.0) + tottime
-total = sum(groups.values())
-rows = [[g, f"{t / N * 1e6:.0f}", f"{100 * t / total:.0f}%"] for g, t in sorted(groups.items(), key=lambda kv: -kv[1])]
-print(table(f"Where a tapeflow MLP step spends its time (layers + SGD; cProfile, so inflated; {N} steps)",
-            ["part", "µs/step", "share"], rows))
-top = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:12]
-rows = [[f"{os.path.basename(fn)}:{ln}({fu})"[:70], cc, f"{tt / N * 1e6:.1f}"]
-        for (fn, ln, fu), (cc, _, tt, _, _) in top]
-print(table("Top functions by own time (µs per step)", ["function", "calls", "µs/step"],
-            [[r[0], r[1] // N, r[2]] for r in rows]))
-results["mlp_profile_us_per_step"] = {g: t / N * 1e6 for g, t in groups.items()}
+if "profile" in PARTS:
+    step = tapeflow_layers_mlp()
+    for _ in range(5):
+        step()
+    N = 50 if QUICK else 200
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(N):
+        step()
+    prof.disable()
+    stats = pstats.Stats(prof)
+    groups: dict = {}
+    for (filename, _, func), (_, _, tottime, _, _) in stats.stats.items():
+        if "tapeflow.kernels" in func or "_cffi_backend" in func or "tpf_" in func:
+            g = "C kernels (cffi calls)"
+        elif "/nn/" in filename:
+            g = "nn (layers, losses, optimizer)"
+        elif "/autodiff/" in filename:
+            g = "autodiff (tape, gradient rules)"
+        elif "/core/" in filename:
+            g = "core (op dispatch, tensors, variables)"
+        else:
+            g = "other (builtins, NumPy host glue)"
+        groups[g] = groups.get(g, 0.0) + tottime
+    total = sum(groups.values())
+    ranked = sorted(groups.items(), key=lambda kv: -kv[1])
+    rows = [[g, f"{t / N * 1e6:.0f}", f"{100 * t / total:.0f}%"] for g, t in ranked]
+    print(table(f"Where a tapeflow MLP step spends its time (layers + SGD; cProfile, so inflated; {N} steps)",
+                ["part", "µs/step", "share"], rows))
+    top = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:12]
+    rows = [[f"{os.path.basename(fn)}:{ln}({fu})"[:70], cc, f"{tt / N * 1e6:.1f}"]
+            for (fn, ln, fu), (cc, _, tt, _, _) in top]
+    print(table("Top functions by own time (µs per step)", ["function", "calls", "µs/step"],
+                [[r[0], r[1] // N, r[2]] for r in rows]))
+    results["mlp_profile_us_per_step"] = {g: t / N * 1e6 for g, t in groups.items()}
 save("train", results)
