@@ -188,7 +188,12 @@ static inline void box_muller(double u1, double u2, double *z0, double *z1) {
         int64_t nbat_ = ((nblocks) + PB - 1) / PB;                                    \
         int nt_ = TPF_NTHREADS(nelems);                                               \
         if (nt_ > nbat_) nt_ = nbat_ > 0 ? (int)nbat_ : 1;                            \
-        int64_t chunk_ = nt_ > 0 ? (nbat_ + nt_ - 1) / nt_ : 0;                       \
+        if (nt_ <= 1) {  /* entering OpenMP costs about a microsecond: not for small draws */ \
+            int64_t b_lo = 0, b_hi = nbat_ * PB;                                      \
+            if (b_lo < b_hi) CALL;                                                    \
+            break;                                                                    \
+        }                                                                             \
+        int64_t chunk_ = (nbat_ + nt_ - 1) / nt_;                                     \
         _Pragma("omp parallel for num_threads(nt_) schedule(static)")                 \
         for (int t_ = 0; t_ < nt_; t_++) {                                            \
             int64_t b_lo = (int64_t)t_ * chunk_ * PB, b_hi = b_lo + chunk_ * PB;      \
@@ -442,7 +447,7 @@ int tpf_random_categorical(int dt, const void *logits, int64_t batch, int64_t cl
     if (nt > batch) nt = (int)batch;
     int status = TPF_OK;
     int64_t first_bad = batch;
-    #pragma omp parallel num_threads(nt)
+    #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         double *cdf = (double *)malloc((size_t)classes * sizeof(double));
         if (!cdf) {
@@ -509,8 +514,6 @@ int tpf_random_shuffle(int64_t rowbytes, int64_t n, const void *src, void *dst, 
     }
     if (rowbytes == 0) return TPF_OK;
     int nt = TPF_NTHREADS(n * rowbytes);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t k = 0; k < n; k++)
-        memcpy((char *)dst + k * rowbytes, (const char *)src + perm[k] * rowbytes, (size_t)rowbytes);
+    TPF_PFOR(k, n, memcpy((char *)dst + k * rowbytes, (const char *)src + perm[k] * rowbytes, (size_t)rowbytes););
     return TPF_OK;
 }
