@@ -440,3 +440,15 @@ def test_facade_names():
     assert tf.optimizers is tf.keras.optimizers and tf.losses is tf.keras.losses and tf.metrics is tf.keras.metrics
     assert tf.initializers.GlorotUniform and tf.train.Checkpoint and tf.summary.scalar
     assert issubclass(tf.train.GradientDescentOptimizer, tf.optimizers.SGD)
+
+
+def test_forgetting_super_init_is_explained():
+    class Bad(tf.keras.Model):
+        def __init__(self):
+            self.d = L.Dense(2)
+
+        def call(self, x):
+            return self.d(x)
+
+    with pytest.raises(RuntimeError, match=r"must call super\(\).__init__\(\)"):
+        Bad()(tf.ones([1, 2]))

@@ -254,6 +254,14 @@ class Layer:
             _bump()
         object.__setattr__(self, name, value)
 
+    def __getattr__(self, name):
+        # reached only when normal lookup fails: a subclass that skipped super().__init__()
+        d = self.__dict__
+        if "_weights" not in d and (name == "built" or (name.startswith("_") and not name.startswith("__"))):
+            raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before the layer "
+                               "is used (the base class sets up weight tracking)")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __delattr__(self, name):
         _bump()
         object.__delattr__(self, name)
