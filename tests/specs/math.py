@@ -854,3 +854,105 @@ SPECS += [
          lambda rng, dt: [((_vals(rng, s, dt), "x"), {}) for s in SHAPES], dtypes=FH,
          fn=lambda tf, x, message: tf.debugging.check_numerics(tf.convert_to_tensor(x), message)),
 ]
+
+
+# ---- factorisations and solves ----------------------------------------------------------------------
+
+LA_SHAPES = [(3, 3), (2, 4, 4), (1, 1), (2, 0, 0), (0, 2, 2), (16, 16)]
+
+
+def _well_conditioned(rng, shape, dt):
+    n = shape[-1]
+    return np.asarray(rng.uniform(-1, 1, size=shape) + n * np.eye(n)).astype(_np_dtype(dt))
+
+
+def _spd_input(rng, shape, dt):
+    """A random matrix M; the specs take cholesky/logdet of M @ M^T + n I (symmetric positive definite)."""
+    return np.asarray(rng.uniform(-1, 1, size=shape)).astype(_np_dtype(dt))
+
+
+def _spd(m):
+    m = m.astype(np.float64)
+    return m @ np.swapaxes(m, -1, -2) + m.shape[-1] * np.eye(m.shape[-1])
+
+
+def _sym_spd(tf, m):
+    m = tf.convert_to_tensor(m)
+    n = m.shape[-1]
+    return tf.matmul(m, m, transpose_b=True) + tf.cast(tf.eye(n) * n, m.dtype)
+
+
+def _la(fn):
+    """A float64 NumPy linear-algebra reference rounded to the input dtype (empty batches kept)."""
+    def ref(*args, **kwargs):
+        dt = args[0].dtype
+        out = fn(*[a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args], **kwargs)
+        with np.errstate(over="ignore"):   # a float16 determinant may overflow, as tapeflow's does
+            if isinstance(out, tuple):
+                return tuple(np.asarray(o).astype(dt) for o in out)
+            return np.asarray(out).astype(dt)
+    return ref
+
+
+def _solve_ref(a, b, adjoint=False):
+    a = np.swapaxes(a, -1, -2) if adjoint else a
+    if a.size == 0 or b.size == 0:
+        return np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:])
+    return np.linalg.solve(a, b)
+
+
+def _tri_ref(a, b, lower=True, adjoint=False):
+    a = np.tril(a) if lower else np.triu(a)
+    return _solve_ref(a, b, adjoint)
+
+
+def _band_ref(x, num_lower, num_upper):
+    m, n = x.shape[-2:]
+    d = np.arange(n)[None, :] - np.arange(m)[:, None]
+    keep = np.ones((m, n), bool)
+    if num_lower >= 0:
+        keep &= d >= -num_lower
+    if num_upper >= 0:
+        keep &= d <= num_upper
+    return np.where(keep, x, np.zeros((), x.dtype))
+
+
+def _rhs_cases(rng, dt, a_sampler):
+    return [((a_sampler(rng, sa, dt), _vals(rng, sb, dt)), kw) for sa, sb, kw in [
+        ((3, 3), (3, 2), {}), ((3, 3), (3, 1), {"adjoint": True}), ((2, 4, 4), (2, 4, 3), {}),
+        ((2, 4, 4), (4, 2), {"adjoint": True}), ((3, 3), (2, 3, 2), {}), ((0, 3, 3), (0, 3, 2), {}),
+        ((3, 3), (3, 0), {})]]
+
+
+def _tri_matrix(rng, shape, dt):
+    return _well_conditioned(rng, shape, dt)
+
+
+SPECS += [
+    Spec("inv", _la(np.linalg.inv), lambda rng, dt: [((_well_conditioned(rng, s, dt),), {}) for s in LA_SHAPES],
+         dtypes=FH, fn=lambda tf, x: tf.linalg.inv(tf.convert_to_tensor(x))),
+    Spec("det", _la(np.linalg.det), lambda rng, dt: [((_well_conditioned(rng, s, dt),), {}) for s in LA_SHAPES],
+         dtypes=FH, fn=lambda tf, x: tf.linalg.det(tf.convert_to_tensor(x))),
+    Spec("det", _la(np.linalg.det), lambda rng, dt: [((np.array([[1.0, 2.0], [2.0, 4.0]], _np_dtype(dt)),), {})],
+         dtypes=FH, fn=lambda tf, x: tf.linalg.det(tf.convert_to_tensor(x)), name="singular", grad=False),
+    Spec("slogdet", _la(lambda x: tuple(np.linalg.slogdet(x))),
+         lambda rng, dt: [((_well_conditioned(rng, s, dt) * np.asarray(-1.0, _np_dtype(dt)),), {})
+                          for s in LA_SHAPES], dtypes=FH, fn=lambda tf, x: tf.linalg.slogdet(tf.convert_to_tensor(x))),
+    Spec("solve", _la(_solve_ref), lambda rng, dt: _rhs_cases(rng, dt, _well_conditioned), dtypes=FH,
+         fn=lambda tf, a, b, **kw: tf.linalg.solve(tf.convert_to_tensor(a), tf.convert_to_tensor(b), **kw)),
+    Spec("triangular_solve", _la(_tri_ref),
+         lambda rng, dt: [(args, dict(kw, lower=lower)) for args, kw in _rhs_cases(rng, dt, _tri_matrix)
+                          for lower in (True, False)], dtypes=FH,
+         fn=lambda tf, a, b, **kw: tf.linalg.triangular_solve(tf.convert_to_tensor(a), tf.convert_to_tensor(b),
+                                                              **kw)),
+    Spec("cholesky", lambda m: np.linalg.cholesky(_spd(m)).astype(m.dtype) if m.size else np.zeros(m.shape, m.dtype),
+         lambda rng, dt: [((_spd_input(rng, s, dt),), {}) for s in LA_SHAPES],
+         dtypes=FH, fn=lambda tf, m: tf.linalg.cholesky(_sym_spd(tf, m))),
+    Spec("logdet", lambda m: np.asarray(np.linalg.slogdet(_spd(m))[1]).astype(m.dtype),
+         lambda rng, dt: [((_spd_input(rng, s, dt),), {}) for s in LA_SHAPES],
+         dtypes=FH, fn=lambda tf, m: tf.linalg.logdet(_sym_spd(tf, m))),
+    Spec("band_part", _band_ref,
+         lambda rng, dt: [((_vals(rng, s, dt), lo, up), {}) for s, lo, up in [
+             ((4, 4), -1, 0), ((4, 4), 0, -1), ((3, 5), 1, 2), ((2, 3, 3), 0, 0), ((3, 3), -1, -1), ((0, 2), 1, 1)]],
+         dtypes=AH, exact=True),
+]

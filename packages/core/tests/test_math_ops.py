@@ -321,3 +321,28 @@ def test_variables_are_accepted_everywhere():
     assert tf.matmul(v, v).numpy().tolist() == [[7.0, 10.0], [15.0, 22.0]]
     assert tf.norm(v, ord=1, axis=[0, 1]).numpy() == 6.0
     assert tf.clip_by_value(v, 2.0, 3.0).numpy().tolist() == [[2.0, 2.0], [3.0, 3.0]]
+
+
+def test_factorisation_errors():
+    with raises("MatrixInverse", "(2, 3)", "allowed: square matrices"):
+        tf.linalg.inv(tf.zeros([2, 3]))
+    with raises("MatrixInverse", "dtype int32", "allowed: float32"):
+        tf.linalg.inv(tf.constant([[1, 0], [0, 1]]))
+    with raises("MatrixInverse", "matrix #1 of the batch", "singular", "allowed: invertible"):
+        tf.linalg.inv(tf.constant([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]))
+    with raises("MatrixSolve", "singular"):
+        tf.linalg.solve(tf.zeros([2, 2]), tf.ones([2, 1]))
+    with raises("MatrixSolve", "rhs needs 2 rows", "[..., 2, K]"):
+        tf.linalg.solve(tf.eye(2), tf.ones([3, 1]))
+    with raises("MatrixSolve", "float64", "float32"):
+        tf.linalg.solve(tf.eye(2), tf.ones([2, 1], tf.float64))
+    with raises("Cholesky", "not positive definite", "allowed: symmetric positive-definite"):
+        tf.linalg.cholesky(tf.constant([[1.0, 2.0], [2.0, 1.0]]))
+    with raises("MatrixTriangularSolve", "rank >= 2"):
+        tf.linalg.triangular_solve(tf.eye(2), tf.ones([2]))
+    with raises("MatrixBandPart", "num_lower = -2", "allowed"):
+        tf.linalg.band_part(tf.ones([2, 2]), -2, 0)
+    # a singular matrix has determinant 0 and log|det| = -inf, not an error
+    assert tf.linalg.det(tf.constant([[1.0, 2.0], [2.0, 4.0]])).numpy() == 0.0
+    sign, logabs = tf.linalg.slogdet(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
+    assert sign.numpy() == 0.0 and logabs.numpy() == -np.inf

@@ -8,7 +8,9 @@ sums each gradient back to its input's shape).  Binary ops give one function per
 input, so the tape computes only the gradients a source needs.  floor, ceil,
 round, floordiv, truncatediv, comparisons, logical and bitwise ops, argmax/argmin
 and is_nan & co. are declared ``nondiff`` in core; composites (clip_by_value,
-reduce_logsumexp, norm, einsum, ...) are recorded as the primitives they call.
+reduce_logsumexp, norm, einsum, band_part, logdet, ...) are recorded as the primitives
+they call.  The linear-algebra rules (inv, det, slogdet, solve, triangular_solve,
+cholesky) are TensorFlow's, written with matmul and the solves themselves.
 """
 from __future__ import annotations
 
@@ -57,7 +59,14 @@ from tapeflow.core.ops import (
     where,
     zeros_like,
 )
-from tapeflow.core.ops.array_ops import broadcast_to
+from tapeflow.core.ops.array_ops import broadcast_to, eye
+from tapeflow.core.ops.linalg_ops import (
+    band_part,
+    inv,
+    matrix_transpose,
+    solve,
+    triangular_solve,
+)
 
 from ..registry import defgrad
 
@@ -272,6 +281,64 @@ def _diag_part_grad(g, ans, x, k):
 @defgrad("diag")
 def _diag_grad(g, ans, d, k, num_rows, num_cols):
     return (diag_part(g, k=k),)
+
+
+def _expand2(t):
+    """A batch of scalars as a batch of 1x1 matrices, to scale matrices."""
+    return reshape(t, tuple(t._shape) + (1, 1))
+
+
+# inv: d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T g A^-T
+defgrad("inv", lambda g, ans, x: (negative(matmul(ans, matmul(g, ans, transpose_b=True), transpose_a=True)),))
+
+
+@defgrad("det")
+def _det_grad(g, ans, x):
+    # d det = det * tr(A^-1 dA)
+    return (multiply(_expand2(multiply(g, ans)), matrix_transpose(inv(x))),)
+
+
+@defgrad("slogdet")
+def _slogdet_grad(g, ans, x):
+    # the sign is piecewise constant; d log|det| = tr(A^-1 dA)
+    return (multiply(_expand2(g[1]), matrix_transpose(inv(x))),)
+
+
+def _solve_rhs(g, ans, a, b, adjoint):
+    return solve(a, g, adjoint=not adjoint)
+
+
+def _solve_matrix(g, ans, a, b, adjoint):
+    gb = solve(a, g, adjoint=not adjoint)
+    return negative(matmul(ans, gb, transpose_b=True) if adjoint else matmul(gb, ans, transpose_b=True))
+
+
+defgrad("solve", _solve_matrix, _solve_rhs)
+
+
+def _tri_rhs(g, ans, a, b, lower, adjoint):
+    return triangular_solve(a, g, lower=lower, adjoint=not adjoint)
+
+
+def _tri_matrix(g, ans, a, b, lower, adjoint):
+    gb = triangular_solve(a, g, lower=lower, adjoint=not adjoint)
+    ga = negative(matmul(ans, gb, transpose_b=True) if adjoint else matmul(gb, ans, transpose_b=True))
+    return band_part(ga, -1, 0) if lower else band_part(ga, 0, -1)   # only that triangle is read
+
+
+defgrad("triangular_solve", _tri_matrix, _tri_rhs)
+
+
+@defgrad("cholesky")
+def _cholesky_grad(g, ans, x):
+    # Murray (2016), as in TensorFlow: Phi(L^T g) pulled back through L, then symmetrised
+    n = x._shape[-1]
+    l_inv = triangular_solve(ans, broadcast_to(eye(n, dtype=ans._dtype), ans._shape), lower=True)
+    middle = matmul(ans, g, transpose_a=True)
+    middle = subtract(middle, multiply(diag(diag_part(middle)), 0.5))
+    middle = band_part(middle, -1, 0)
+    ga = matmul(matmul(l_inv, middle, transpose_a=True), l_inv)
+    return (multiply(add(ga, matrix_transpose(ga)), 0.5),)
 
 
 # ---- debugging ----------------------------------------------------------------------

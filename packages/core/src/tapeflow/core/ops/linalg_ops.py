@@ -11,7 +11,15 @@ import numbers
 
 from .. import devices as _device
 from .. import dtypes as _dt
-from ..dispatch import alloc, hooks, normalize_axes, normalize_axis, register, to_tensor
+from ..dispatch import (
+    alloc,
+    hooks,
+    kernel_failed,
+    normalize_axes,
+    normalize_axis,
+    register,
+    to_tensor,
+)
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 from . import _ew
@@ -28,7 +36,9 @@ from .array_ops import (
     unstack,
 )
 from .math_ops import (
+    _cast_raw,
     _safe_sqrt,
+    _strided,
     abs,
     add,
     cast,
@@ -213,6 +223,271 @@ def cross(a, b, name=None):
     b0, b1, b2 = unstack(b, axis=-1)
     return stack([subtract(multiply(a1, b2), multiply(a2, b1)), subtract(multiply(a2, b0), multiply(a0, b2)),
                   subtract(multiply(a0, b1), multiply(a1, b0))], axis=-1)
+
+
+# ---- factorisations and solves (LAPACK) ---------------------------------------------
+
+def _square(x, op, what="input"):
+    x = _matrix(x, op, what)
+    if not x._dtype.is_floating:
+        raise InvalidArgumentError(f"{what} has dtype {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in _dt.FLOATS)}", op)
+    if x._shape[-1] != x._shape[-2]:
+        raise InvalidArgumentError(f"{what} has shape {tuple(x._shape)}; allowed: square matrices [..., M, M]", op)
+    return x
+
+
+def _work_copy(x):
+    """A dense float32/float64 copy of ``x`` for a kernel to overwrite (not recorded)."""
+    return _cast_raw(x, _dt.float32 if x._dtype in _ew._HALF else x._dtype)
+
+
+def _lu(x, op):
+    """LU factors (a new tensor), int32 pivots and the int32 per-matrix LAPACK info."""
+    *batch, n, _ = x._shape
+    nb = _prod(batch)
+    lu = _work_copy(x)
+    piv = alloc(tuple(batch) + (n,), _dt.int32, x._dev)
+    info = alloc(tuple(batch), _dt.int32, x._dev)
+    st = x._dev.backend.lu(lu._dtype.code, nb, n, lu._h, piv._h, info._h)
+    if st:
+        kernel_failed(st, "lu", op)
+    return lu, piv, info
+
+
+def _singular(info, op, what):
+    bad = info.numpy().reshape(-1) if info._size else ()
+    for i, v in enumerate(bad):
+        if v > 0:
+            where = f" (matrix #{i} of the batch)" if info._shape else ""
+            raise InvalidArgumentError(f"{what}{where} is singular: U[{v - 1}, {v - 1}] of its LU factorisation is "
+                                       "0; allowed: invertible matrices", op)
+
+
+def _back(out, dtype):
+    return out if out._dtype is dtype else _cast_raw(out, dtype)
+
+
+@register("inv", "MatrixInverse")
+def inv(input, adjoint=False, name=None):
+    """The inverse of each square matrix in the last two axes (LU with partial pivoting).
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.inv(tf.constant([[2.0, 0.0], [0.0, 4.0]])).numpy().tolist() == [[0.5, 0.0], [0.0, 0.25]]
+    True
+    """
+    op = "MatrixInverse"
+    x = _square(input, op)
+    if adjoint:
+        return inv(matrix_transpose(x))
+    lu, piv, info = _lu(x, op)
+    _singular(info, op, "input")
+    st = x._dev.backend.lu_inverse(lu._dtype.code, _prod(x._shape[:-2]), x._shape[-1], lu._h, piv._h)
+    if st:
+        kernel_failed(st, "lu_inverse", op)
+    out = _back(lu, x._dtype)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("inv", (x,), out, None)
+    return out
+
+
+def _det_parts(x, op):
+    lu, piv, _ = _lu(x, op)
+    batch = tuple(x._shape[:-2])
+    det, sign, logabs = (alloc(batch, lu._dtype, x._dev) for _ in range(3))
+    st = x._dev.backend.lu_det(lu._dtype.code, _prod(batch), x._shape[-1], lu._h, piv._h, det._h, sign._h,
+                               logabs._h)
+    if st:
+        kernel_failed(st, "lu_det", op)
+    return det, sign, logabs
+
+
+@register("det", "MatrixDeterminant")
+def det(input, name=None):
+    """The determinant of each square matrix in the last two axes (0 for a singular one).
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.det(tf.constant([[2.0, 1.0], [1.0, 3.0]])).numpy()
+    np.float32(5.0)
+    """
+    op = "MatrixDeterminant"
+    x = _square(input, op)
+    d, _, _ = _det_parts(x, op)
+    out = _back(d, x._dtype)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("det", (x,), out, None)
+    return out
+
+
+@register("slogdet", "LogMatrixDeterminant")
+def slogdet(input, name=None):
+    """(sign, log|det|) of each square matrix: the determinant without overflow (sign 0 when singular).
+
+    >>> import tapeflow as tf
+    >>> sign, logabs = tf.linalg.slogdet(tf.constant([[-1e30, 0.0], [0.0, 1e30]], tf.float64))
+    >>> float(sign), round(float(logabs), 4)
+    (-1.0, 138.1551)
+    """
+    op = "LogMatrixDeterminant"
+    x = _square(input, op)
+    _, sign, logabs = _det_parts(x, op)
+    out = (_back(sign, x._dtype), _back(logabs, x._dtype))
+    rec = hooks.recorder
+    if rec is not None:
+        rec("slogdet", (x,), out, None)
+    return out
+
+
+@register("solve", "MatrixSolve")
+def solve(matrix, rhs, adjoint=False, name=None):
+    """X with matrix @ X = rhs (or matrix^T @ X = rhs when ``adjoint``), batched over leading axes.
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.solve(tf.constant([[2.0, 0.0], [0.0, 4.0]]), tf.constant([[1.0], [2.0]])).numpy().tolist()
+    [[0.5], [0.5]]
+    """
+    op = "MatrixSolve"
+    a = _square(matrix, op, "matrix")
+    b = _matrix(rhs, op, "rhs")
+    if b._dtype is not a._dtype:
+        _ew.dtype_mismatch(a, b, op)
+    if b._shape[-2] != a._shape[-1]:
+        raise InvalidArgumentError(f"matrix has shape {tuple(a._shape)} and rhs {tuple(b._shape)}: rhs needs "
+                                   f"{a._shape[-1]} rows; allowed: rhs of shape [..., {a._shape[-1]}, K]", op)
+    a2, b2, batch = _batch_pair(a, b, op)
+    lu, piv, info = _lu(a2, op)
+    _singular(info, op, "matrix")
+    x = _work_copy(b2)
+    st = a._dev.backend.lu_solve(lu._dtype.code, 1 if adjoint else 0, _prod(batch), a._shape[-1], b._shape[-1],
+                                 lu._h, piv._h, x._h)
+    if st:
+        kernel_failed(st, "lu_solve", op)
+    out = _back(x, a._dtype)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("solve", (a, b), out, {"adjoint": bool(adjoint)})
+    return out
+
+
+def _batch_pair(a, b, op):
+    """Both operands with one (broadcast) batch shape, as dense copies only where needed."""
+    ba, bb = tuple(a._shape[:-2]), tuple(b._shape[:-2])
+    if ba == bb:
+        return a, b, ba
+    batch = _ew.broadcast_shape(ba, bb, op)
+    out = []
+    for t, bt in ((a, ba), (b, bb)):
+        if bt != batch:
+            full = batch + tuple(t._shape[-2:])
+            t = _strided(t, full, _ew._strides_for(t._shape, full), op) if _prod(full) else alloc(full, t._dtype,
+                                                                                                  t._dev)
+        out.append(t)
+    return out[0], out[1], batch
+
+
+@register("cholesky", "Cholesky")
+def cholesky(input, name=None):
+    """The lower-triangular L with L @ L^T = input, for symmetric positive-definite matrices (only the lower
+    triangle of the input is read).
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.cholesky(tf.constant([[4.0, 2.0], [2.0, 5.0]])).numpy().tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    """
+    op = "Cholesky"
+    x = _square(input, op)
+    *batch, n, _ = x._shape
+    out = _work_copy(x)
+    info = alloc(tuple(batch), _dt.int32, x._dev)
+    st = x._dev.backend.cholesky(out._dtype.code, _prod(batch), n, out._h, info._h)
+    if st:
+        kernel_failed(st, "cholesky", op)
+    bad = info.numpy().reshape(-1) if info._size else ()
+    for i, v in enumerate(bad):
+        if v > 0:
+            where = f" (matrix #{i} of the batch)" if batch else ""
+            raise InvalidArgumentError(f"the Cholesky decomposition failed: the input{where} is not positive "
+                                       f"definite (leading minor {v} is not positive); allowed: symmetric "
+                                       "positive-definite matrices", op)
+    out = _back(out, x._dtype)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("cholesky", (x,), out, None)
+    return out
+
+
+@register("triangular_solve", "MatrixTriangularSolve")
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    """X with matrix @ X = rhs for a triangular matrix (only its lower or upper triangle is read).
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.triangular_solve(tf.constant([[2.0, 0.0], [1.0, 1.0]]), tf.constant([[2.0], [3.0]])).numpy().tolist()
+    [[1.0], [2.0]]
+    """
+    op = "MatrixTriangularSolve"
+    a = _square(matrix, op, "matrix")
+    b = _matrix(rhs, op, "rhs")
+    if b._dtype is not a._dtype:
+        _ew.dtype_mismatch(a, b, op)
+    if b._shape[-2] != a._shape[-1]:
+        raise InvalidArgumentError(f"matrix has shape {tuple(a._shape)} and rhs {tuple(b._shape)}: rhs needs "
+                                   f"{a._shape[-1]} rows; allowed: rhs of shape [..., {a._shape[-1]}, K]", op)
+    a2, b2, batch = _batch_pair(a, b, op)
+    src = _cast_raw(a2, _dt.float32) if a2._dtype in _ew._HALF else a2
+    x = _work_copy(b2)
+    n = a._shape[-1]
+    st = a._dev.backend.triangular_solve(src._dtype.code, 1 if lower else 0, 1 if adjoint else 0, _prod(batch), n,
+                                         b._shape[-1], src._h, n * n, x._h)
+    if st:
+        kernel_failed(st, "triangular_solve", op)
+    out = _back(x, a._dtype)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("triangular_solve", (a, b), out, {"lower": bool(lower), "adjoint": bool(adjoint)})
+    return out
+
+
+@register("band_part", "MatrixBandPart", kind="composite")
+def band_part(input, num_lower, num_upper, name=None):
+    """Keep the band of each matrix with ``num_lower`` sub- and ``num_upper`` super-diagonals (-1: all); zero
+    the rest.
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.band_part(tf.ones([3, 3]), 0, -1).numpy().tolist()  # the upper triangle
+    [[1.0, 1.0, 1.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]]
+    """
+    from .array_ops import range_, where
+    from .math_ops import greater_equal, less_equal, logical_and
+
+    op = "MatrixBandPart"
+    x = _matrix(input, op)
+    for what, v in (("num_lower", num_lower), ("num_upper", num_upper)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < -1:
+            raise InvalidArgumentError(f"{what} = {v!r}; allowed: an integer >= -1 (-1 keeps everything)", op)
+    m, n = x._shape[-2:]
+    with _device.device(x._dev):
+        d = subtract(reshape(range_(n), (1, n)), reshape(range_(m), (m, 1)))   # column - row
+        keep = fill((m, n), True, _dt.bool_)
+        if num_lower >= 0:
+            keep = logical_and(keep, greater_equal(d, -int(num_lower)))
+        if num_upper >= 0:
+            keep = logical_and(keep, less_equal(d, int(num_upper)))
+    return where(keep, x, _ew.scalar_like(0, x, op) if x._dtype is not _dt.bool_ else False)
+
+
+@register("logdet", "LogDet", kind="composite")
+def logdet(matrix, name=None):
+    """log(det(matrix)) of symmetric positive-definite matrices, as 2 * sum(log(diag(cholesky(matrix)))).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.linalg.logdet(tf.constant([[4.0, 2.0], [2.0, 5.0]]))), 5)
+    2.77259
+    """
+    from .math_ops import log
+
+    return multiply(reduce_sum(log(diag_part(cholesky(matrix))), axis=-1), 2.0)
 
 
 # ---- norms --------------------------------------------------------------------
@@ -521,17 +796,6 @@ def einsum(equation, *inputs, **kwargs):
     return cur
 
 
-__all__ = [
-    "adjoint",
-    "cross",
-    "diag",
-    "diag_part",
-    "einsum",
-    "eye",
-    "global_norm",
-    "matrix_transpose",
-    "matvec",
-    "norm",
-    "tensordot",
-    "trace",
-]
+__all__ = ["adjoint", "band_part", "cholesky", "cross", "det", "diag", "diag_part", "einsum", "eye", "global_norm",
+           "inv", "logdet", "matrix_transpose", "matvec", "norm", "slogdet", "solve", "tensordot", "trace",
+           "triangular_solve"]
