@@ -255,8 +255,12 @@ class CUDABackend(GPUBackend):
             self.stats["syncs"] += 1
 
     # ----------------------------------------------------------------- modules
+    def build_options(self) -> list:
+        """The NVRTC options of the current settings (float32 denormals flushed when ftz is on)."""
+        return self._options + ["--ftz=true" if self._ftz else "--ftz=false"]
+
     def _cache_path(self, src: str) -> pathlib.Path:
-        key = hashlib.sha256("\0".join([src, " ".join(self._options)]).encode()).hexdigest()[:32]
+        key = hashlib.sha256("\0".join([src, " ".join(self.build_options())]).encode()).hexdigest()[:32]
         root = os.environ.get("TAPEFLOW_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tapeflow")
         return pathlib.Path(root) / "cuda" / f"{key}.ptx"
 
@@ -272,7 +276,7 @@ class CUDABackend(GPUBackend):
         if nv.nvrtcCreateProgram(prog, src.encode(), f"{family}.cu".encode(), 0, ffi.NULL, ffi.NULL) != 0:
             raise CUDAError(f"nvrtcCreateProgram failed for the {family} kernels")
         try:
-            opts = [ffi.new("char[]", o.encode()) for o in self._options]
+            opts = [ffi.new("char[]", o.encode()) for o in self.build_options()]
             st = nv.nvrtcCompileProgram(prog[0], len(opts), ffi.new("const char *[]", opts))
             if st != 0:
                 size = ffi.new("size_t *")
@@ -298,12 +302,13 @@ class CUDABackend(GPUBackend):
         return data
 
     def _module(self, family):
-        mod = self._modules.get(family)
+        key = (family, self._ftz)
+        mod = self._modules.get(key)
         if mod is None:
             m = self.ffi.new("CUmodule *")
             image = self.ffi.new("char[]", self._ptx(family))
             self._check(self.cu.cuModuleLoadData(m, image), f"cuModuleLoadData({family})")
-            mod = self._modules[family] = m[0]
+            mod = self._modules[key] = m[0]
         return mod
 
     def _kernel(self, family, name):

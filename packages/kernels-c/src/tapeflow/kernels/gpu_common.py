@@ -160,6 +160,7 @@ class GPUBackend(Backend):
         self._num_threads = 0
         self._ftz = 1
         self._flag = None
+        self._closed = False
         self.stats = {"allocs": 0, "reuses": 0, "frees": 0, "launches": 0, "syncs": 0}
 
     # ------------------------------------------------------------------ memory
@@ -184,6 +185,8 @@ class GPUBackend(Backend):
         return DeviceBuffer(mem, self._arg_of(mem), nbytes, cap, self)
 
     def _release(self, mem, arg, cap) -> None:
+        if self._closed:   # at exit: the driver frees everything
+            return
         with self._lock:
             if self._pooled + cap <= self._pool_limit:
                 self._pool.setdefault(cap, []).append((mem, arg))
@@ -237,7 +240,7 @@ class GPUBackend(Backend):
 
     # -------------------------------------------------------------- launching
     def _k(self, family: str, name: str):
-        key = (family, name)
+        key = (family, name, self._ftz)   # denormal flushing is a build option: kernels per mode
         k = self._kernels.get(key, False)
         if k is False:
             with self._lock:
@@ -293,6 +296,7 @@ class GPUBackend(Backend):
         return OK
 
     def set_ftz(self, on):
+        """Flush float denormals to zero (on by default, as on the CPU); kernels are built per setting."""
         self._ftz = 1 if on else 0
         return OK
 
@@ -325,15 +329,14 @@ class GPUBackend(Backend):
     def _binary(self, k, op, dt, n, nd, shape, astr, bstr, a, b, out):
         if n == 0:
             return OK
-        checked = op in _INT_CHECKED and dt in INTS
-        flag = self._reset_flag() if checked else None
-        self._launch(k, (_round_up(n, LOCAL),), (LOCAL,), "BBBliDDDB",
-                     (a, b, out, n, nd, shape, astr, bstr, flag))
-        if checked:
+        if not (op in _INT_CHECKED and dt in INTS):
+            self._launch(k, (_round_up(n, LOCAL),), (LOCAL,), "BBBliDDDB", (a, b, out, n, nd, shape, astr, bstr, None))
+            return OK
+        with self._lock:   # integer division and powers: the kernel flags bad operands, the host reads the flag
+            flag = self._reset_flag()
+            self._launch(k, (_round_up(n, LOCAL),), (LOCAL,), "BBBliDDDB", (a, b, out, n, nd, shape, astr, bstr, flag))
             f = int(self._read_words(flag, 1)[0])
-            if f:
-                return EDIVZERO if f == 1 else EBADARG
-        return OK
+        return OK if not f else EDIVZERO if f == 1 else EBADARG
 
     def binary_flat(self, op, dt, a, a_scalar, b, b_scalar, out, n):
         st, k = self._bin_kernel(op, dt)
@@ -534,7 +537,8 @@ class GPUBackend(Backend):
         return self._run("index", f"gather_{elsize}_{isuf}", total, "BBBlllll", params, idx, out, outer, axis_n,
                          nidx, inner, total)
 
-    def scatter_add_axis(self, dt, idx_dt, upd, idx, out, batch, outer, axis_n, nidx, inner, drop_negative, bad):
+    def scatter_add_axis(self, dt, idx_dt, upd, idx, out, batch, outer, axis_n, nidx, inner, flags, bad):
+        """flags: 1 drops negative indices (else an error), 2 requires them sorted within each batch row."""
         if not 0 <= dt < 10:
             return EBADDTYPE
         isuf = self._idx_suffix(idx_dt)
@@ -545,8 +549,12 @@ class GPUBackend(Backend):
             return EBADDTYPE
         if min(batch, outer, axis_n, nidx, inner) < 0:
             return EBADSIZE
-        first = self._first_bad(f"validate_idx_{isuf}", batch * nidx, "BllilB", idx, 1 if drop_negative else 0,
-                                axis_n)
+        if flags & 2 and nidx:
+            first = self._first_bad(f"validate_sorted_{isuf}", batch * nidx, "BlllB", idx, nidx)
+            if first >= 0:
+                bad[0] = first
+                return EBADARG
+        first = self._first_bad(f"validate_idx_{isuf}", batch * nidx, "BllilB", idx, 1 if flags & 1 else 0, axis_n)
         if first >= 0:
             bad[0] = first
             return ERANGE

@@ -24,6 +24,7 @@ True
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import hashlib
 import os
@@ -177,6 +178,15 @@ class OpenCLBackend(GPUBackend):
         self._null_mem = None
         self._null_mem = self._buffer(256)
         self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
+        atexit.register(self._at_exit)
+
+    def _at_exit(self):
+        """Let queued work finish before the interpreter (and the driver) go away."""
+        try:
+            self.cl.clFinish(self._queue)
+        except Exception:
+            pass
+        self._closed = True
 
     def __repr__(self):
         return f"<OpenCLBackend {self.device_name}: {self.hardware} ({self.device_type})>"
@@ -266,13 +276,18 @@ class OpenCLBackend(GPUBackend):
 
     # ---------------------------------------------------------------- programs
     def _program(self, family):
-        prog = self._programs.get(family)
+        key = (family, self._ftz)
+        prog = self._programs.get(key)
         if prog is None:
-            prog = self._programs[family] = self._build(family)
+            prog = self._programs[key] = self._build(family)
         return prog
 
+    def build_options(self) -> str:
+        """The OpenCL C compiler options of the current settings (denormals flushed when ftz is on)."""
+        return self._options + (" -cl-denorms-are-zero" if self._ftz else "")
+
     def _cache_path(self, src: str) -> pathlib.Path:
-        key = hashlib.sha256("\0".join([src, self._options, self._version]).encode()).hexdigest()[:32]
+        key = hashlib.sha256("\0".join([src, self.build_options(), self._version]).encode()).hexdigest()[:32]
         root = os.environ.get("TAPEFLOW_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tapeflow")
         return pathlib.Path(root) / "opencl" / f"{key}.bin"
 
@@ -280,7 +295,7 @@ class OpenCLBackend(GPUBackend):
         ffi, cl = self.ffi, self.cl
         src = source(family)
         path = self._cache_path(src) if self._binary_cache else None
-        opts = self._options.encode()
+        opts = self.build_options().encode()
         if path is not None and path.exists():   # a binary built before for this source, options and device
             try:
                 blob = path.read_bytes()

@@ -177,15 +177,108 @@ KERNEL NAME##_##SUF(const G T *X, G TO *O, i64 n, param_t p) {                  
 #define SELU_A 1.6732632423543772848170429916717
 #define SELU_S 1.0507009873554804934193349852946
 
+/* float32 exp, log, tanh, sigmoid, softplus: csrc/elementwise.c's branch-free forms
+ * (Cephes' coefficients, <= 2 ulp), so special values and rounding follow the CPU
+ * and not the device's math library (pocl's tanh(inf) is 0.99999994). */
+DEV float v_expf(float x) {
+    const float hi = 88.7228393554688f, lo = -103.972084045410f;
+    float xc = x < hi ? x : hi;
+    xc = xc > lo ? xc : lo;
+    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = xc - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    i32 ni = (i32)n, n1 = ni >> 1, n2 = ni - n1;
+    float y = p * AS_F32((u32)(n1 + 127) << 23) * AS_F32((u32)(n2 + 127) << 23);
+    y = x > hi ? TPF_INF : y;
+    y = x < lo ? 0.0f : y;
+    return x != x ? x : y;
+}
+DEV float v_logf(float x) {
+    float xs = x < 1.17549435e-38f ? x * 8388608.0f : x;
+    i32 bits = (i32)AS_U32(xs);
+    i32 e = ((bits >> 23) & 0xff) - 126 - (x < 1.17549435e-38f ? 23 : 0);
+    float m = AS_F32((u32)((bits & 0x007fffff) | 0x3f000000));
+    int small = m < 0.707106781186547524f;
+    float fe = (float)(small ? e - 1 : e);
+    float t = small ? m + m - 1.0f : m - 1.0f;
+    float z = t * t;
+    float y = 7.0376836292e-2f;
+    y = y * t - 1.1514610310e-1f;
+    y = y * t + 1.1676998740e-1f;
+    y = y * t - 1.2420140846e-1f;
+    y = y * t + 1.4249322787e-1f;
+    y = y * t - 1.6668057665e-1f;
+    y = y * t + 2.0000714765e-1f;
+    y = y * t - 2.4999993993e-1f;
+    y = y * t + 3.3333331174e-1f;
+    y = y * t * z;
+    y = y - 2.12194440e-4f * fe;
+    y = y - 0.5f * z;
+    float res = t + y;
+    res = res + 0.693359375f * fe;
+    res = x == TPF_INF ? x : res;
+    res = x == 0.0f ? -TPF_INF : res;
+    res = x < 0.0f ? TPF_NAN : res;
+    return x != x ? x : res;
+}
+DEV float v_tanhf(float x) {
+    float a = fabs(x);
+    float z2 = a < 10.0f ? a + a : 20.0f;
+    float n = (z2 * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = z2 - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    float e = p * AS_F32((u32)((i32)n + 127) << 23);
+    float big = copysign(1.0f - 2.0f / (e + 1.0f), x);
+    float z = x * x;
+    float q = -5.70498872745e-3f;
+    q = q * z + 2.06390887954e-2f;
+    q = q * z - 5.37397155531e-2f;
+    q = q * z + 1.33314422036e-1f;
+    q = q * z - 3.33332819422e-1f;
+    float sm = copysign(q * z * x + x, x);
+    return a >= 0.625f ? big : sm;
+}
+DEV float v_sigmoidf(float x) { return 1.0f / (1.0f + v_expf(-x)); }
+DEV float v_log1pf_pos(float u) {
+    float w = 1.0f + u;
+    float l = v_logf(w);
+    return w == 1.0f ? u : l - ((w - 1.0f) - u) / w;
+}
+DEV float v_softplusf(float x) {
+    float m = x > 0 ? x : 0.0f;
+    float y = m + v_log1pf_pos(v_expf(-fabs(x)));
+    return x != x ? x : y;
+}
+#ifdef TPF_FP64
+#define UN_F2(NAME, E32, E64) UN_KERNEL(unary_##NAME, f32, float, float, u32, E32) \
+                              UN_KERNEL(unary_##NAME, f64, double, double, u64, E64)
+#else
+#define UN_F2(NAME, E32, E64) UN_KERNEL(unary_##NAME, f32, float, float, u32, E32)
+#endif
+
 UN_F(neg, -x)                  UN_I(neg, (Wt)0 - (Wt)x)
 UN_F(abs, fabs(x))             UN_I(abs, x < 0 ? (Wt)0 - (Wt)x : (Wt)x)
 UN_F(sign, ISNAN(x) ? x : (x > 0) - (x < 0))  UN_I(sign, (x > 0) - (x < 0))
 UN_F(square, x * x)            UN_I(square, (Wt)x * (Wt)x)
 UN_F(sqrt, sqrt(x))
 UN_F(rsqrt, 1 / sqrt(x))
-UN_F(exp, exp(x))
+UN_F2(exp, v_expf(x), exp(x))
 UN_F(expm1, expm1(x))
-UN_F(log, log(x))
+UN_F2(log, v_logf(x), log(x))
 UN_F(log1p, log1p(x))
 UN_F(sin, sin(x))
 UN_F(cos, cos(x))
@@ -195,13 +288,13 @@ UN_F(acos, acos(x))
 UN_F(atan, atan(x))
 UN_F(sinh, sinh(x))
 UN_F(cosh, cosh(x))
-UN_F(tanh, tanh(x))
+UN_F2(tanh, v_tanhf(x), tanh(x))
 UN_F(asinh, asinh(x))
 UN_F(acosh, acosh(x))
 UN_F(atanh, atanh(x))
-UN_F(sigmoid, SIGMOID(x))
+UN_F2(sigmoid, v_sigmoidf(x), SIGMOID(x))
 UN_F(relu, x > 0 ? x : (ISNAN(x) ? x : 0))  UN_I(relu, x > 0 ? x : 0)
-UN_F(softplus, SOFTPLUS(x))
+UN_F2(softplus, v_softplusf(x), SOFTPLUS(x))
 UN_F(elu, x > 0 ? x : expm1(x))
 UN_F(gelu, 0.5 * x * (1 + erf(x * 0.70710678118654752440)))
 UN_F(selu, SELU_S * (x > 0 ? x : SELU_A * expm1(x)))
@@ -218,8 +311,8 @@ UN_FB(isinf, ISINF(x))
 UN_FB(isfinite, ISFINITE(x))
 UN_F(relu6, x > 6 ? 6 : (x > 0 ? x : (ISNAN(x) ? x : 0)))
 UN_F(leaky_relu, x > 0 ? x : x * p)
-UN_F(log_sigmoid, -SOFTPLUS(-x))
-UN_F(silu, x * SIGMOID(x))
+UN_F2(log_sigmoid, -v_softplusf(-x), -SOFTPLUS(-x))
+UN_F2(silu, x * v_sigmoidf(x), x * SIGMOID(x))
 UN_F(lgamma, lgamma(x))
 UN_F(softsign, x / (1 + fabs(x)))
 

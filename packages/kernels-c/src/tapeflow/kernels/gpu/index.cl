@@ -22,6 +22,12 @@ KERNEL validate_idx_##IS(const G IT *idx, i64 base, i64 n, int allow_neg, i64 hi
     i64 v = idx[base + i];                                                                          \
     if (v >= hi || (v < 0 && !allow_neg)) ATOMIC_MIN_I32(flag, i);                                  \
 }                                                                                                   \
+/* non-decreasing within each row of nidx indices (sorted segment ids) */                          \
+KERNEL validate_sorted_##IS(const G IT *idx, i64 base, i64 n, i64 nidx, G int *flag) {             \
+    i64 i = GID0(), g = base + i;                                                                   \
+    if (i >= n) return;                                                                             \
+    if (g % nidx && idx[g] < idx[g - 1]) ATOMIC_MIN_I32(flag, i);                                   \
+}                                                                                                   \
 /* tuples of k indices, component d in [0, dims[d]) */                                            \
 KERNEL validate_nd_##IS(const G IT *idx, i64 base, i64 ntup, int k, dims_t dims, G int *flag) {   \
     i64 t = GID0();                                                                                 \
