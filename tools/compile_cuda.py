@@ -31,7 +31,8 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GPU = ROOT / "packages" / "kernels-c" / "src" / "tapeflow" / "kernels" / "gpu"
-FAMILIES = ("elementwise", "reduce", "matmul", "cast", "copy", "index", "join", "sort", "nn", "random", "conv")
+FAMILIES = ("elementwise", "reduce", "matmul", "cast", "copy", "index", "join", "sort", "nn", "random", "conv",
+            "linalg")
 DEFAULT_ARCHS = ("sm_75", "sm_90")
 
 

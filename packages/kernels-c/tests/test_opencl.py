@@ -540,6 +540,59 @@ class GPUKernelChecks:
                 if dt == "float32":
                     assert np.mean(c == d) > 0.99
 
+    # ---- linear algebra -------------------------------------------------------------------------------------
+    def test_lu_factor_solve_inverse_det(self, dev, cpu):
+        rng = np.random.default_rng(17)
+        for dt in FLOATS:
+            tol = dict(rtol=2e-4, atol=2e-5) if dt == "float32" else dict(rtol=1e-10, atol=1e-12)
+            for n in (0, 1, 5, 33):
+                a = rng.standard_normal((3, n, n)).astype(dt)
+                if n > 1:
+                    a[1, :, 1] = 0.0          # singular: the first zero pivot is reported in info
+                self.both(dev, cpu, "lu", C[dt], 3, n, Out(a.shape, a.dtype, a), Out((3, n), np.int32),
+                          Out((3,), np.int32), **tol)
+                # solve, invert and take determinants from the CPU's factors, so only those steps are compared
+                _, (lu, piv, info) = _run(cpu, "lu", [C[dt], 3, n, Out(a.shape, a.dtype, a), Out((3, n), np.int32),
+                                                      Out((3,), np.int32)])
+                rhs = rng.standard_normal((3, n, 4)).astype(dt)
+                for trans in (0, 1):
+                    self.both(dev, cpu, "lu_solve", C[dt], trans, 2, n, 4, In(lu[::2]), In(piv[::2]),
+                              Out((2, n, 4), a.dtype, rhs[::2]), **tol)
+                self.both(dev, cpu, "lu_det", C[dt], 3, n, In(lu), In(piv), Out((3,), a.dtype), Out((3,), a.dtype),
+                          Out((3,), a.dtype), **tol)
+                st, _, _ = self.both(dev, cpu, "lu_inverse", C[dt], 3, n, Out(lu.shape, a.dtype, lu), In(piv),
+                                     compare_outputs=False)
+                assert st == (K.ERANGE if n > 1 else 0)
+                self.both(dev, cpu, "lu_inverse", C[dt], 2, n, Out((2, n, n), a.dtype, lu[::2]), In(piv[::2]), **tol)
+        st, _, _ = self.both(dev, cpu, "lu", C["int32"], 1, 1, Out((1, 1), np.int32), Out((1,), np.int32),
+                             Out((1,), np.int32))
+        assert st == K.EBADDTYPE
+
+    def test_cholesky_and_triangular_solve(self, dev, cpu):
+        rng = np.random.default_rng(18)
+        for dt in FLOATS:
+            tol = dict(rtol=2e-4, atol=2e-5) if dt == "float32" else dict(rtol=1e-10, atol=1e-12)
+            for n in (0, 1, 6, 40):
+                m = rng.standard_normal((3, n, n))
+                spd = (m @ np.swapaxes(m, 1, 2) + n * np.eye(n)).astype(dt)
+                if n > 1:
+                    spd[2, 1, 1] = -5.0       # not positive definite: info = 2
+                _, (fc, ic), (fd, idv) = self.both(dev, cpu, "cholesky", C[dt], 3, n, Out(spd.shape, spd.dtype, spd),
+                                                   Out((3,), np.int32), compare_outputs=False)
+                # info agrees; so do the factors of the positive definite matrices (what a failed
+                # factorization leaves behind depends on LAPACK's blocking, and nobody reads it)
+                np.testing.assert_array_equal(idv, ic)
+                np.testing.assert_allclose(fd[:2], fc[:2], **tol)
+                tri = (np.tril(m) + 3 * np.eye(n)).astype(dt)
+                rhs = rng.standard_normal((3, n, 5)).astype(dt)
+                for lower in (0, 1):
+                    t = tri if lower else np.swapaxes(tri, 1, 2).copy()
+                    for trans in (0, 1):
+                        self.both(dev, cpu, "triangular_solve", C[dt], lower, trans, 3, n, 5, In(t), n * n,
+                                  Out(rhs.shape, rhs.dtype, rhs), **tol)
+                        self.both(dev, cpu, "triangular_solve", C[dt], lower, trans, 3, n, 5, In(t[0]), 0,
+                                  Out(rhs.shape, rhs.dtype, rhs), **tol)
+
     # ---- conv and pools -----------------------------------------------------------------------------------
     @pytest.mark.parametrize("geo", [
         # n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl

@@ -48,7 +48,8 @@ INT32_MAX = 2 ** 31 - 1
 LOCAL = 256                      # work-items per work-group of 1-D launches
 
 SOURCE_DIR = pathlib.Path(__file__).with_name("gpu")
-FAMILIES = ("elementwise", "reduce", "matmul", "cast", "copy", "index", "join", "sort", "nn", "random", "conv")
+FAMILIES = ("elementwise", "reduce", "matmul", "cast", "copy", "index", "join", "sort", "nn", "random", "conv",
+            "linalg")
 
 _INT_CHECKED = {BINARY_OPS.index(n) for n in ("floordiv", "mod", "truncatediv", "truncatemod", "pow")}
 _POLYGAMMA = UNARY_OPS.index("polygamma")
@@ -1006,6 +1007,68 @@ class GPUBackend(Backend):
 
     def avg_pool2d_grad(self, dt, geom, dy, dx):
         return self._conv("avg_pool2d_grad", dt, geom, False, self._ins, dy, dx)
+
+
+    # ----------------------------------------------------------------- linalg
+    @staticmethod
+    def _la_check(dt, batch, n, k=0):
+        if dt not in (F32, F64):
+            return EBADDTYPE
+        if batch < 0 or n < 0 or k < 0 or n > INT32_MAX or k > INT32_MAX:
+            return EBADSIZE
+        return OK
+
+    def _groups(self, name, groups, sig, *args):
+        """One work-group of LA_LOCAL work-items per matrix."""
+        k = self._k("linalg", name)
+        if k is None:
+            return EBADDTYPE
+        if groups:
+            self._launch(k, (groups * 64,), (64,), sig, args)
+        return OK
+
+    def lu(self, dt, batch, n, a, piv, info):
+        st = self._la_check(dt, batch, n)
+        return st or self._groups(f"lu_{SUF[dt]}", batch, "BBBl", a, piv, info, n)
+
+    def lu_solve(self, dt, trans, batch, n, nrhs, lu, piv, b):
+        st = self._la_check(dt, batch, n, nrhs)
+        if st or n == 0 or nrhs == 0:
+            return st
+        return self._run("linalg", f"lu_solve_{SUF[dt]}", batch * nrhs, "BBBilll", lu, piv, b, 1 if trans else 0,
+                         batch, n, nrhs)
+
+    def lu_inverse(self, dt, batch, n, lu, piv):
+        st = self._la_check(dt, batch, n)
+        if st or n == 0 or batch == 0:
+            return st
+        flag = self._flag_buffer()
+        with self._lock:
+            self._reset_flag(1, 0x7FFFFFFF7FFFFFFF)
+            self._run("linalg", f"lu_singular_{SUF[dt]}", batch * n, "BllB", lu, batch, n, flag)
+            singular = int(self._read_words(flag, 1, np.int32)[0]) != 0x7FFFFFFF
+        if singular:
+            return ERANGE
+        x = self._buffer(batch * n * n * SIZE[dt])
+        self._run("linalg", f"eye_{SUF[dt]}", batch * n * n, "Bll", x, batch, n)
+        self._run("linalg", f"lu_solve_{SUF[dt]}", batch * n, "BBBilll", lu, piv, x, 0, batch, n, n)
+        self._copy(x.mem, lu.mem, batch * n * n * SIZE[dt])
+        return OK
+
+    def lu_det(self, dt, batch, n, lu, piv, det, sign, logabs):
+        st = self._la_check(dt, batch, n)
+        return st or self._run("linalg", f"lu_det_{SUF[dt]}", batch, "BBBBBll", lu, piv, det, sign, logabs, batch, n)
+
+    def cholesky(self, dt, batch, n, a, info):
+        st = self._la_check(dt, batch, n)
+        return st or self._groups(f"cholesky_{SUF[dt]}", batch, "BBl", a, info, n)
+
+    def triangular_solve(self, dt, lower, trans, batch, n, nrhs, a, a_bstride, b):
+        st = self._la_check(dt, batch, n, nrhs)
+        if st or n == 0 or nrhs == 0:
+            return st
+        return self._run("linalg", f"triangular_solve_{SUF[dt]}", batch * nrhs, "BlBiilll", a, a_bstride, b,
+                         1 if lower else 0, 1 if trans else 0, batch, n, nrhs)
 
 
 def _is_null(h) -> bool:
