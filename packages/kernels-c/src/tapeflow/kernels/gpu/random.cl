@@ -4,10 +4,10 @@
  * hi32(stream)}, {lo32(key), hi32(key)}); every output element is a pure function
  * of (key, stream, its index) through the mapping csrc/random.c documents, evaluated
  * here with the same integer and floating-point operations (no contraction), so the
- * words, the uniforms, the integers, the dropout masks, the categorical draws and the
- * shuffles are bit for bit the CPU's.  Normals go through log, sqrt, cos and sin in
- * double: equal to the CPU's except where the two math libraries round differently
- * (float32 results almost never see it).
+ * words, the uniforms, the integers, the normals (through the CPU's own log, sin and
+ * cos below), the dropout masks and the shuffles are bit for bit the CPU's.  The
+ * categorical draws use exp from the math library, as the CPU does: a last-bit
+ * difference moves a draw only within 2^-50 of a class boundary.
  */
 
 #define PHILOX_M0 0xD2511F53u
@@ -132,10 +132,53 @@ KERNEL random_uniform_int_i64(G i64 *o, i64 n, u64 key, u64 stream, i64 lo, i64 
 
 /* ---- normals (Box-Muller in double) ------------------------------------------------------ */
 #ifdef TPF_FP64
+/* log, sin and cos are csrc/random.c's (fdlibm's kernels, only +, -, *, / and sqrt), not the
+ * device's math library: with IEEE double arithmetic and no contraction, bit for bit the CPU's */
+DEV double rng_log(double x) {
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
+                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
+                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                 Lg7 = 1.479819860511658591e-01,
+                 ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    u64 bits = AS_U64(x);
+    double k = AS_F64((bits >> 52) | 0x4330000000000000UL) - 4503599627370496.0 - 1023.0;
+    double m = AS_F64((bits & 0x000fffffffffffffUL) | 0x3ff0000000000000UL);
+    int big = m > 1.4142135623730951;
+    m = big ? m * 0.5 : m;
+    k = big ? k + 1.0 : k;
+    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
+    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
+    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    double R = t2 + t1, hfsq = 0.5 * f * f;
+    return k * ln2_hi - ((hfsq - (s * (hfsq + R) + k * ln2_lo)) - f);
+}
+
+DEV void rng_sincos_2pi(double u, double *sn, double *cs) {
+    const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
+                 S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
+                 S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10,
+                 C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
+                 C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
+                 C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+    double q = (4.0 * u + 6755399441055744.0) - 6755399441055744.0;
+    double a = (u - 0.25 * q) * 6.283185307179586476925286766559;
+    double z = a * a;
+    double s = a + a * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)))));
+    double hz = 0.5 * z, wc = 1.0 - hz;
+    double c = wc + (((1.0 - wc) - hz) + z * z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6))))));
+    double qm = q == 4.0 ? 0.0 : q;
+    int swap = (qm == 1.0) | (qm == 3.0);
+    double s2 = swap ? c : s, c2 = swap ? s : c;
+    double h = (qm * 0.5 - 0.25 + 6755399441055744.0) - 6755399441055744.0;
+    *sn = (1.0 - 2.0 * h) * s2;
+    *cs = (2.0 * (fabs(qm - 1.5) - 0.5) - 1.0) * c2;
+}
+
 DEV void box_muller(double u1, double u2, double *z0, double *z1) {
-    double r = sqrt(-2.0 * log(u1)), t = 6.283185307179586476925286766559 * u2;
-    *z0 = r * cos(t);
-    *z1 = r * sin(t);
+    double r = sqrt(-2.0 * rng_log(u1)), sn, cs;
+    rng_sincos_2pi(u2, &sn, &cs);
+    *z0 = r * cs;
+    *z1 = r * sn;
 }
 
 KERNEL random_normal_f32(G float *o, i64 n, u64 key, u64 stream, double mean, double stddev) {

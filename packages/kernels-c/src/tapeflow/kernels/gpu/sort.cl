@@ -101,7 +101,9 @@ KERNEL cumulative_##DS(const G T *X, G T *O, int op, i64 outer, i64 n, i64 inner
     for (i64 s = 0; s < n; s++) {                                                                   \
         i64 i = reverse ? n - 1 - s : s, p = reverse ? i + 1 : i - 1;                               \
         T v;                                                                                        \
-        if (s == 0) v = exclusive ? (T)(op ? 1 : 0) : X[(o * n + i) * inner + c];                   \
+        if (s == 0) v = exclusive ? (T)(op ? 1 : 0) : inner == 1 /* the CPU's running accumulator */ \
+                      ? (op ? (T)((W)1 * (W)X[o * n + i]) : (T)((W)0 + (W)X[o * n + i]))          \
+                      : X[(o * n + i) * inner + c];                                                 \
         else {                                                                                      \
             T xin = exclusive ? X[(o * n + p) * inner + c] : X[(o * n + i) * inner + c];            \
             v = op ? (T)((W)prev * (W)xin) : (T)((W)prev + (W)xin);                                 \
