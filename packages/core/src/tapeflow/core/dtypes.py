@@ -21,7 +21,7 @@ class DType:
     """A tensor element type.  Compare with ``==`` against DTypes, strings or NumPy dtypes."""
 
     __slots__ = ("name", "code", "np", "size", "is_floating", "is_integer", "is_bool",
-                 "is_unsigned", "min", "max")
+                 "is_unsigned", "is_half", "min", "max")
 
     def __init__(self, name, np_dtype, size):
         self.name = name
@@ -32,6 +32,8 @@ class DType:
         self.is_bool = name == "bool"
         self.is_integer = not self.is_floating and not self.is_bool
         self.is_unsigned = name.startswith("uint")
+        #: float16/bfloat16: stored as such, computed in float32 (a fast check for hot paths)
+        self.is_half = name in ("float16", "bfloat16")
         if self.is_integer:
             info = np.iinfo(np_dtype)
             self.min, self.max = int(info.min), int(info.max)

@@ -179,6 +179,26 @@ def binary_kernel(code: int, x: Tensor, y: Tensor, out_dtype, op: str) -> Tensor
     return out
 
 
+_masks: dict = {}
+
+
+def allowed_mask(allowed) -> int:
+    """A bit per dtype code of ``allowed`` (cached per tuple): membership without DType.__eq__."""
+    m = _masks.get(id(allowed))
+    if m is None:
+        m = 0
+        for d in allowed:
+            m |= 1 << d.code
+        _masks[id(allowed)] = m
+        _masks[id(allowed), "keep"] = allowed  # keep the tuple alive so its id stays its own
+    return m
+
+
+def not_allowed(dt, allowed, op: str):
+    raise InvalidArgumentError(
+        f"{op} does not support {dt.name}; allowed: {', '.join(d.name for d in allowed)}", op)
+
+
 def raw_cast(x: Tensor, dtype) -> Tensor:
     """``x`` as ``dtype`` without reporting to a tape (for updates that are not differentiable)."""
     dev = x._dev
@@ -192,7 +212,7 @@ def raw_cast(x: Tensor, dtype) -> Tensor:
 def raw_binary(code: int, x: Tensor, y: Tensor, op: str) -> Tensor:
     """A binary kernel on same-dtype tensors, unrecorded (variable updates)."""
     dt = x._dtype
-    if dt in _HALF:
+    if dt.is_half:
         return raw_cast(binary_kernel(code, raw_cast(x, F32), raw_cast(y, F32), F32, op), dt)
     return binary_kernel(code, x, y, dt, op)
 
@@ -209,10 +229,9 @@ def binary(name: str, code: int, x, y, op: str, allowed, bool_out: bool = False)
 
         dev = run_device(x, y)
         x, y = on_device(x, dev), on_device(y, dev)
-    if dt not in allowed:
-        raise InvalidArgumentError(
-            f"{op} does not support {dt.name}; allowed: {', '.join(d.name for d in allowed)}", op)
-    if dt in _HALF:
+    if not (allowed_mask(allowed) >> dt.code) & 1:
+        not_allowed(dt, allowed, op)
+    if dt.is_half:
         from .math_ops import cast
 
         out = binary_kernel(code, cast(x, F32), cast(y, F32), BOOL if bool_out else F32, op)
@@ -230,15 +249,14 @@ def unary(name: str, code: int, x, op: str, allowed, param: float = 0.0, bool_ou
     if type(x) is not Tensor:
         x = to_tensor(x, op)
     dt = x._dtype
-    if dt not in allowed:
-        raise InvalidArgumentError(
-            f"{op} does not support {dt.name}; allowed: {', '.join(d.name for d in allowed)}", op)
+    if not (allowed_mask(allowed) >> dt.code) & 1:
+        not_allowed(dt, allowed, op)
     dev = x._dev
     stack = _scope.stack
     if stack and stack[-1] is not None and stack[-1] is not dev:
         dev = stack[-1]
         x = on_device(x, dev)
-    if dt in _HALF:
+    if dt.is_half:
         from .math_ops import cast
 
         out = unary(name, code, cast(x, F32), op, (F32,), param, bool_out, attrs)
