@@ -1,0 +1,541 @@
+"""The API reference, generated from the packages themselves.
+
+``.. tapeflow-api:: core`` renders one package's page: its distribution name and
+version, then every public name of each of its namespaces, grouped by the module
+that defines it, as an autosummary table followed by the autodoc entries.  The
+names come from the installed packages at build time (``__all__`` where a module
+has one; otherwise the functions and classes defined in that package), so a name
+added to a package appears on the site without editing the docs, and a docstring
+that is not valid reStructuredText fails the ``-W`` build.
+
+A name already documented under an earlier namespace of the same package (for
+example ``tf.math.add``, which is ``tf.add``) is listed as an alias with a link
+instead of being documented twice.
+
+``.. tapeflow-facade-map::`` renders the table of names the ``tapeflow`` facade
+loads from the upper packages on first use (``tf.GradientTape``, ``tf.keras``...).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import types
+
+from docutils import nodes
+from docutils.statemachine import StringList
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+logger = logging.getLogger(__name__)
+
+# package key -> distribution, the module holding __version__, and its namespaces in order
+# (namespace, heading, blurb); names are documented under the first namespace they appear in
+PACKAGES = {
+    "kernels": {
+        "dist": "tapeflow-kernels",
+        "version_module": "tapeflow.kernels",
+        "prefix": "tapeflow.kernels",
+        "namespaces": [
+            ("tapeflow.kernels", "tapeflow.kernels",
+             "Backends by name, the kernel status codes and the op codes shared with the C sources."),
+            ("tapeflow.kernels.backend", "tapeflow.kernels.backend",
+             "The interface every backend implements."),
+            ("tapeflow.kernels.cpu", "tapeflow.kernels.cpu", "The CPU backend (C kernels through cffi)."),
+            ("tapeflow.kernels.gpu_common", "tapeflow.kernels.gpu_common",
+             "What the OpenCL and CUDA backends share: the device allocator and kernel table."),
+            ("tapeflow.kernels.opencl", "tapeflow.kernels.opencl", "The OpenCL backend."),
+            ("tapeflow.kernels.cuda", "tapeflow.kernels.cuda", "The CUDA backend."),
+        ],
+    },
+    "core": {
+        "dist": "tapeflow-core",
+        "version_module": "tapeflow.core",
+        "prefix": "tapeflow.core",
+        "namespaces": [
+            ("tapeflow", "tapeflow (the facade)",
+             "``import tapeflow as tf``: tensors, variables, dtypes, devices and every core op."),
+            ("tapeflow.math", "tapeflow.math", "``tf.math``: element-wise math and reductions."),
+            ("tapeflow.linalg", "tapeflow.linalg", "``tf.linalg``: linear algebra."),
+            ("tapeflow.random", "tapeflow.random", "``tf.random``: seeds and random tensors."),
+            ("tapeflow.config", "tapeflow.config", "``tf.config``: threads, devices, denormals."),
+            ("tapeflow.debugging", "tapeflow.debugging", "``tf.debugging``: assertions and numeric checks."),
+            ("tapeflow.errors", "tapeflow.errors", "``tf.errors``: the typed errors ops raise."),
+            ("tapeflow.dtypes", "tapeflow.dtypes", "``tf.dtypes``: element types."),
+        ],
+    },
+    "autodiff": {
+        "dist": "tapeflow-autodiff",
+        "version_module": "tapeflow.autodiff",
+        "prefix": "tapeflow.autodiff",
+        "namespaces": [
+            ("tapeflow.autodiff", "tapeflow.autodiff",
+             "Tapes, the function-style gradient APIs, custom gradients and the numeric checker. "
+             "The facade maps the common ones: ``tf.GradientTape``, ``tf.gradients_function``, "
+             "``tf.custom_gradient``..."),
+            ("tapeflow.autodiff.registry", "tapeflow.autodiff.registry",
+             "The gradient registry core ops' rules are written against."),
+        ],
+    },
+    "nn": {
+        "dist": "tapeflow-nn",
+        "version_module": "tapeflow.nn",
+        "prefix": "tapeflow.nn",
+        "namespaces": [
+            ("tapeflow.nn", "tapeflow.nn",
+             "Layers and models (``tf.nn`` and ``tf.keras`` on the facade; ``tf.keras.layers`` is "
+             ":mod:`tapeflow.nn.layers`)."),
+            ("tapeflow.nn.layers", "tapeflow.nn.layers", "``tf.keras.layers``."),
+            ("tapeflow.nn.optimizers", "tapeflow.nn.optimizers", "``tf.optimizers``."),
+            ("tapeflow.nn.optimizers.schedules", "tapeflow.nn.optimizers.schedules",
+             "Learning-rate schedules."),
+            ("tapeflow.nn.losses", "tapeflow.nn.losses", "``tf.losses``."),
+            ("tapeflow.nn.metrics", "tapeflow.nn.metrics", "``tf.metrics``."),
+            ("tapeflow.nn.initializers", "tapeflow.nn.initializers", "``tf.initializers``."),
+            ("tapeflow.nn.regularizers", "tapeflow.nn.regularizers", "Weight regularizers."),
+            ("tapeflow.nn.activations", "tapeflow.nn.activations", "Activation functions by name."),
+            ("tapeflow.nn.callbacks", "tapeflow.nn.callbacks", "Callbacks of ``fit``."),
+            ("tapeflow.nn.train", "tapeflow.nn.train", "``tf.train``: checkpoints and the global step."),
+            ("tapeflow.nn.summary", "tapeflow.nn.summary", "``tf.summary``: TensorBoard event files."),
+            ("tapeflow.nn.backend", "tapeflow.nn.backend", "``tf.keras.backend``."),
+        ],
+    },
+    "data": {
+        "dist": "tapeflow-data",
+        "version_module": "tapeflow.data",
+        "prefix": "tapeflow.data",
+        "namespaces": [
+            ("tapeflow.data", "tapeflow.data", "``tf.data``: datasets, readers and options."),
+            ("tapeflow.data.experimental", "tapeflow.data.experimental", "``tf.data.experimental``."),
+            ("tapeflow.data.datasets", "tapeflow.data.datasets",
+             "Loaders: scikit-learn's digits, MNIST and Fashion-MNIST."),
+            ("tapeflow.data.datasets.mnist", "tapeflow.data.datasets.mnist", "MNIST (IDX files)."),
+            ("tapeflow.data.datasets.fashion_mnist", "tapeflow.data.datasets.fashion_mnist",
+             "Fashion-MNIST (IDX files)."),
+        ],
+    },
+}
+
+# the defining module -> the heading of its group on a namespace's section
+GROUPS = {
+    "tapeflow.core.tensor": "Tensors",
+    "tapeflow.core.variables": "Variables",
+    "tapeflow.core.dtypes": "Data types",
+    "tapeflow.core.devices": "Devices",
+    "tapeflow.core.config": "Configuration",
+    "tapeflow.core.ops.math_ops": "Math",
+    "tapeflow.core.ops.array_ops": "Arrays: creation, shapes, indexing, sorting",
+    "tapeflow.core.ops.nn_ops": "Neural-network ops",
+    "tapeflow.core.ops.conv_ops": "Convolution and pooling",
+    "tapeflow.core.ops.linalg_ops": "Linear algebra",
+    "tapeflow.core.ops.random_ops": "Random numbers",
+    "tapeflow.core.random": "Random numbers",
+    "tapeflow.core.ops.grad_ops": "Gradient helpers",
+    "tapeflow.core.dispatch": "The op registry (for authors of ops)",
+    "tapeflow.core.debugging": "Assertions and numeric checks",
+    "tapeflow.core.errors": "Errors",
+    "tapeflow.autodiff.tape": "Tapes",
+    "tapeflow.autodiff.functions": "Gradients of functions",
+    "tapeflow.autodiff.custom": "Custom gradients and your own ops",
+    "tapeflow.autodiff.check": "The numeric gradient checker",
+    "tapeflow.autodiff.registry": "The gradient registry",
+    "tapeflow.nn.layers.base": "Layer, Input",
+    "tapeflow.nn.layers.core": "Core layers",
+    "tapeflow.nn.layers.conv": "Convolution and pooling layers",
+    "tapeflow.nn.layers.normalization": "Normalization layers",
+    "tapeflow.nn.layers.rnn": "Recurrent layers",
+    "tapeflow.nn.models": "Models",
+    "tapeflow.nn.train": "Checkpoints",
+    "tapeflow.data.dataset": "Datasets",
+    "tapeflow.data.readers": "Readers",
+    "tapeflow.data._structure": "Element specs",
+}
+
+_SKIP = {"annotations"}  # `from __future__ import annotations` seen through `import *`
+
+
+def _import(name: str):
+    """A module by dotted name; facade namespaces (``tapeflow.random``) are attributes, not modules."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        head, _, attr = name.rpartition(".")
+        if not head:
+            raise
+        obj = getattr(_import(head), attr, None)
+        if not isinstance(obj, types.ModuleType):
+            raise
+        return obj
+
+
+def _version(key: str) -> str:
+    try:
+        return getattr(_import(PACKAGES[key]["version_module"]), "__version__", "?")
+    except ImportError:
+        return "not installed"
+
+
+def _defining_module(obj) -> str | None:
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type)) or inspect.isclass(obj):
+        return getattr(obj, "__module__", None)
+    if callable(obj) and hasattr(obj, "__module__") and not isinstance(obj, types.ModuleType):
+        return getattr(obj, "__module__", None)
+    return None
+
+
+def public_names(modname: str, prefix: str) -> list:
+    """(name, object) pairs a user of ``modname`` may type.
+
+    ``__all__`` when the module has one.  Otherwise the non-underscore functions and
+    classes defined under ``prefix`` (the package), and instances of classes defined
+    there (``tf.float32``); names a module merely imports from elsewhere are left out.
+    """
+    mod = _import(modname)
+    listed = getattr(mod, "__all__", None)
+    out = []
+    if listed is not None:
+        for n in listed:
+            if n in _SKIP:
+                continue
+            try:
+                obj = getattr(mod, n)
+            except AttributeError:
+                logger.warning("%s.__all__ names %r, which the module does not have", modname, n,
+                               type="tapeflow", subtype="api")
+                continue
+            out.append((n, obj))
+        return out
+
+    def owned(where: str) -> bool:
+        return where == modname or where == prefix or where.startswith(prefix + ".")
+
+    for n in sorted(dir(mod)):
+        if n.startswith("_") or n in _SKIP:
+            continue
+        try:
+            obj = getattr(mod, n)
+        except Exception:
+            continue
+        if isinstance(obj, types.ModuleType):
+            continue
+        where = _defining_module(obj)
+        if where is None:
+            where = getattr(type(obj), "__module__", "")
+            if isinstance(obj, (dict, list, tuple, set)):
+                continue
+        if owned(where):
+            out.append((n, obj))
+    return out
+
+
+def _kind(obj) -> str:
+    if inspect.isclass(obj):
+        return "class"
+    if isinstance(obj, types.ModuleType):
+        return "module"
+    if callable(obj) and not _is_instance_of_tapeflow_class(obj):
+        return "function"
+    return "data"
+
+
+def _is_instance_of_tapeflow_class(obj) -> bool:
+    return not (inspect.isfunction(obj) or inspect.isbuiltin(obj) or inspect.ismethod(obj)
+                or isinstance(obj, type))
+
+
+def _heading(text: str, char: str) -> list:
+    return [text, char * len(text), ""]
+
+
+def _group_title(modname: str, obj, namespace: str) -> str:
+    where = _defining_module(obj) or getattr(type(obj), "__module__", "") or namespace
+    if where in GROUPS:
+        return GROUPS[where]
+    for k in sorted(GROUPS, key=len, reverse=True):
+        if where.startswith(k + "."):
+            return GROUPS[k]
+    return "More" if where.startswith("tapeflow") else "Other"
+
+
+def package_rst(key: str) -> list:
+    """The reStructuredText of one package's page (below its title)."""
+    spec = PACKAGES[key]
+    lines = [f"**Distribution** ``{spec['dist']}`` **version** ``{_version(key)}``", ""]
+    setup_at = len(lines)
+    modules: set = set()    # the modules defining what this page documents
+    documented: dict = {}   # id(obj) -> the full name it was documented under
+    for ns, heading, blurb in spec["namespaces"]:
+        try:
+            names = public_names(ns, spec["prefix"])
+        except ImportError as e:
+            lines += _heading(heading, "-") + [f"Not importable here: ``{e}``.", ""]
+            continue
+        fresh, aliases = [], []
+        submodules = [n for n, obj in names if isinstance(obj, types.ModuleType)]
+        names = [(n, obj) for n, obj in names if not isinstance(obj, types.ModuleType)]
+        for n, obj in names:
+            full = f"{ns}.{n}"
+            k = id(obj)
+            if k in documented and _kind(obj) != "data":
+                aliases.append((n, documented[k]))
+            else:
+                fresh.append((n, obj))
+                documented.setdefault(k, full)
+                where = _defining_module(obj)
+                if where and where.startswith("tapeflow"):
+                    modules.add(where)
+        lines += _heading(heading, "-")
+        lines += [f".. py:module:: {ns}", ""]
+        lines += [blurb, ""]
+        if not fresh and not aliases:
+            lines += ["Nothing public.", ""]
+        groups: dict = {}
+        for n, obj in fresh:
+            groups.setdefault(_group_title(ns, obj, ns), []).append((n, obj))
+        for title in sorted(groups, key=lambda t: (t in ("More", "Other"), t)):
+            members = groups[title]
+            if len(groups) > 1:
+                lines += _heading(f"{title}", "~")
+            summarised = [n for n, obj in members if _kind(obj) != "data"]
+            if summarised:
+                lines += [".. autosummary::", "   :nosignatures:", ""]
+                lines += [f"   {n}" for n in summarised] + [""]
+            for n, obj in members:
+                lines += _entry(f"{ns}.{n}", obj)
+        if submodules:
+            links = ", ".join(f":py:mod:`{ns}.{n}`" for n in submodules)
+            lines += [f"Submodules of ``{ns}``: {links}.", ""]
+        if aliases:
+            links = ", ".join(f":py:obj:`{n} <{target}>`" for n, target in aliases)
+            lines += [f"Also in ``{ns}`` (the same objects as documented above): {links}.", ""]
+    lines[setup_at:setup_at] = _module_globals_setup(sorted(modules))
+    return lines
+
+
+def _module_globals_setup(modules: list) -> list:
+    """A hidden doctest setup giving the page's docstring examples their modules' globals.
+
+    The packages' own docstring test (tests/test_docstring_examples.py) runs each module's
+    examples in that module's namespace; the doctest builder runs a page's examples in one
+    namespace of its own.  This gives that namespace the public names of the modules whose
+    objects the page documents (never shadowing a builtin), so an example behaves here as it
+    does there.  Examples should not need it: they import what they use (``import tapeflow as
+    tf``); the build log names those that do (see ``report_module_globals``).
+    """
+    if not modules:
+        return []
+    return [".. testsetup::", "",
+            "   import builtins as _builtins, importlib as _importlib",
+            f"   for _m in {modules!r}:",
+            "       globals().update({_k: _v for _k, _v in vars(_importlib.import_module(_m)).items()",
+            "                         if not _k.startswith('_') and not hasattr(_builtins, _k)})",
+            ""]
+
+
+def _entry(full: str, obj) -> list:
+    kind = _kind(obj)
+    if kind == "class":
+        return [f".. autoclass:: {full}", "   :members:", "   :show-inheritance:", ""]
+    if kind == "function":
+        return [f".. autofunction:: {full}", ""]
+    cls = type(obj)
+    if isinstance(obj, (int, float, str, bool)) or cls.__module__.startswith("tapeflow"):
+        value = repr(obj)
+        value = value if len(value) <= 60 else value[:57] + "..."
+        head = [f".. py:data:: {full}", f"   :value: {value}", ""]
+    else:
+        head = [f".. py:data:: {full}", f"   :type: {cls.__qualname__}", ""]
+    if cls.__module__.startswith("tapeflow"):
+        return head + [f"   An instance of :py:class:`{cls.__module__}.{cls.__qualname__}`.", ""]
+    return head
+
+
+# ---- docstrings: `|` is text ------------------------------------------------------------------
+#
+# tapeflow's docstrings give each op's formula in plain text (STYLE.md), where |x| is an absolute
+# value and ||t|| a norm.  In reStructuredText |x| is a substitution reference, an error.  Outside
+# literals (``...``, `...` roles, doctest and literal blocks) a `|` is escaped, so the formula shows
+# as written.  Each docstring changed this way is named in the build log (INFO), so the owners can
+# escape it at the source (``|x|`` in double backquotes, or \|x\|), after which this does nothing.
+
+_LITERAL_SPAN = re.compile(r"(``.+?``|:[\w:]+:`[^`]*`|`[^`]*`_?)")
+
+
+def _escape_bars(text: str) -> str:
+    parts = _LITERAL_SPAN.split(text)
+    for i in range(0, len(parts), 2):   # even parts are outside literal spans
+        parts[i] = re.sub(r"(?<!\\)\|", r"\\|", parts[i])
+    return "".join(parts)
+
+
+def escape_formula_bars(app, what, name, obj, options, lines):
+    if not name.startswith("tapeflow"):
+        return
+    changed = False
+    in_doctest = False
+    literal_indent = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if not stripped:
+            in_doctest = False
+            continue
+        if literal_indent is not None:
+            if indent > literal_indent:
+                continue
+            literal_indent = None
+        if stripped.startswith(">>>"):
+            in_doctest = True
+        if in_doctest or "|" not in line or stripped.startswith(("| ", "+-", "+=")):
+            pass
+        else:
+            new = _escape_bars(line)
+            if new != line:
+                lines[i] = new
+                changed = True
+        if not in_doctest and stripped.endswith("::"):
+            literal_indent = indent
+    if changed:
+        logger.info("tapeflow docs: '|' read as text (absolute value / norm) in the docstring of %s", name)
+
+
+# ---- docstring examples that lean on their module's globals ---------------------------------------
+
+def _undefined_names(lines) -> set:
+    """Names the ``>>>`` examples of a docstring use without defining or importing them."""
+    import ast
+    import builtins
+    import doctest
+
+    try:
+        examples = doctest.DocTestParser().get_examples("\n".join(lines))
+    except ValueError:
+        return set()
+    defined, used = {"tf", "np"}, set()
+    for ex in examples:
+        try:
+            tree = ast.parse(ex.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (defined if isinstance(node.ctx, (ast.Store, ast.Del)) else used).add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+            elif isinstance(node, ast.arg):
+                defined.add(node.arg)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                defined.add(node.name)
+    return {n for n in used - defined if not hasattr(builtins, n)}
+
+
+def report_module_globals(app, what, name, obj, options, lines):
+    if not name.startswith("tapeflow"):
+        return
+    missing = _undefined_names(lines)
+    if missing:
+        logger.info("tapeflow docs: the examples of %s use %s without importing them (module globals)",
+                    name, ", ".join(sorted(missing)))
+
+
+class TapeflowAPI(SphinxDirective):
+    required_arguments = 1
+    has_content = False
+
+    def run(self):
+        key = self.arguments[0]
+        if key not in PACKAGES:
+            raise self.error(f"unknown package {key!r}; known: {', '.join(PACKAGES)}")
+        text = package_rst(key)
+        node = nodes.container()
+        nested_parse_with_titles(self.state, StringList(text, source=f"<tapeflow-api {key}>"), node)
+        return node.children
+
+
+class FacadeMap(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        import tapeflow
+
+        rows = []
+        for name, (mod, attr, dist) in sorted(tapeflow._LAZY.items()):
+            target = mod if attr is None else f"{mod}.{attr}"
+            rows.append((f"``tf.{name}``", f":py:obj:`{target}`", f"``{dist}``"))
+        text = [".. list-table::", "   :header-rows: 1", "   :widths: 30 45 25", "",
+                "   * - on the facade", "     - is", "     - from"]
+        for a, b, c in rows:
+            text += [f"   * - {a}", f"     - {b}", f"     - {c}"]
+        node = nodes.container()
+        nested_parse_with_titles(self.state, StringList(text, source="<tapeflow-facade-map>"), node)
+        return node.children
+
+
+class Versions(SphinxDirective):
+    """A table of the packages: distribution, import, version installed, and its API page."""
+    has_content = False
+
+    def run(self):
+        text = [".. list-table::", "   :header-rows: 1", "", "   * - distribution", "     - import",
+                "     - version", "     - reference"]
+        for key, spec in PACKAGES.items():
+            text += [f"   * - ``{spec['dist']}``", f"     - ``{spec['version_module']}``",
+                     f"     - ``{_version(key)}``", f"     - :doc:`{key}`"]
+        node = nodes.container()
+        nested_parse_with_titles(self.state, StringList(text, source="<tapeflow-versions>"), node)
+        return node.children
+
+
+class CompareNames(SphinxDirective):
+    """A table of names side by side, one row per content line, cells separated by `` | ``.
+
+    The first row is the header.  Every cell of the ``tapeflow`` column that starts with ``tf.``
+    is resolved on the installed facade (up to the first ``(`` or space): a name that does not
+    exist is a build warning, so the table cannot promise what tapeflow lacks.
+    """
+    has_content = True
+
+    def run(self):
+        import tapeflow
+
+        rows = [[c.strip() for c in line.split(" | ")] for line in self.content if line.strip()]
+        header, body = rows[0], rows[1:]
+        col = header.index("tapeflow")
+        for r in body:
+            if len(r) != len(header):
+                raise self.error(f"row has {len(r)} cells, the header {len(header)}: {r}")
+            cell = r[col]
+            if cell.startswith("tf."):
+                path = re.split(r"[ (\[]", cell, maxsplit=1)[0].split(".")[1:]
+                obj = tapeflow
+                try:
+                    for part in path:
+                        obj = getattr(obj, part)
+                except (AttributeError, ImportError) as e:
+                    logger.warning("tapeflow-compare: %s does not resolve on this tapeflow (%s)", cell, e,
+                                   location=self.get_location(), type="tapeflow", subtype="compare")
+
+        def fmt(c):
+            return "--" if c in ("", "-") else (c if c.startswith("*") else f"``{c}``")
+
+        text = [".. list-table::", "   :header-rows: 1", ""]
+        for r in [header] + body:
+            cells = r if r is header else [fmt(c) for c in r]
+            text.append(f"   * - {cells[0]}")
+            text += [f"     - {c}" for c in cells[1:]]
+        node = nodes.container()
+        nested_parse_with_titles(self.state, StringList(text, source="<tapeflow-compare>"), node)
+        return node.children
+
+
+def setup(app):
+    app.add_directive("tapeflow-compare", CompareNames)
+    app.add_directive("tapeflow-versions", Versions)
+    app.add_directive("tapeflow-api", TapeflowAPI)
+    app.connect("autodoc-process-docstring", escape_formula_bars)
+    app.connect("autodoc-process-docstring", report_module_globals)
+    app.add_directive("tapeflow-facade-map", FacadeMap)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
