@@ -346,3 +346,13 @@ def test_factorisation_errors():
     assert tf.linalg.det(tf.constant([[1.0, 2.0], [2.0, 4.0]])).numpy() == 0.0
     sign, logabs = tf.linalg.slogdet(tf.constant([[1.0, 2.0], [2.0, 4.0]]))
     assert sign.numpy() == 0.0 and logabs.numpy() == -np.inf
+
+
+def test_add_n_needs_one_shape():
+    with raises("AddN", "inputs is empty", "allowed"):
+        tf.add_n([])
+    with raises("AddN", "inputs #1 has shape (2,)", "(3,)", "one shape"):
+        tf.add_n([tf.zeros([3]), tf.zeros([2])])
+    with raises("AddN", "int32"):
+        tf.add_n([tf.zeros([3]), tf.zeros([3], tf.int32)])
+    assert tf.add_n([tf.ones([2]), [1.0, 2.0]]).numpy().tolist() == [2.0, 3.0]

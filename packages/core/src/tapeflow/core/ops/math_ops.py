@@ -276,16 +276,25 @@ divide = truediv
 
 @register("add_n", "AddN", kind="composite")
 def add_n(inputs, name=None):
-    """The sum of a list of same-shaped tensors.
+    """The sum of a list of tensors of one shape and dtype.
 
     >>> import tapeflow as tf
     >>> tf.add_n([tf.constant([1.0]), tf.constant([2.0]), tf.constant([3.0])]).numpy().tolist()
     [6.0]
     """
-    inputs = list(inputs)
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    inputs = [t if type(t) is Tensor else to_tensor(t, "AddN") for t in inputs]
     if not inputs:
-        raise InvalidArgumentError("add_n needs at least one input", "AddN")
-    total = inputs[0] if isinstance(inputs[0], Tensor) else to_tensor(inputs[0], "AddN")
+        raise InvalidArgumentError("inputs is empty; allowed: a non-empty list of tensors of one shape", "AddN")
+    for i, t in enumerate(inputs[1:], 1):
+        if t._dtype is not inputs[0]._dtype:
+            raise InvalidArgumentError(f"inputs #{i} has dtype {t._dtype.name} but inputs #0 has "
+                                       f"{inputs[0]._dtype.name}; allowed: one dtype (use tf.cast)", "AddN")
+        if t._shape != inputs[0]._shape:
+            raise InvalidArgumentError(f"inputs #{i} has shape {tuple(t._shape)} but inputs #0 has "
+                                       f"{tuple(inputs[0]._shape)}; allowed: tensors of one shape", "AddN")
+    total = inputs[0]
     for t in inputs[1:]:
         total = add(total, t)
     return total
