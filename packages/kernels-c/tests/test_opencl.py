@@ -629,6 +629,17 @@ class GPUKernelChecks:
             self.both(dev, cpu, "max_pool2d_grad_grad", C[dt], pg, In(xs), In(x), Out(pdy.shape, x.dtype))
             self.both(dev, cpu, "avg_pool2d", C[dt], pg, In(x), Out(pdy.shape, x.dtype))
             self.both(dev, cpu, "avg_pool2d_grad", C[dt], pg, In(pdy), Out(x.shape, x.dtype))
+        if hasattr(dev, "COL_BYTES"):   # the im2col route, one image at a time (big inputs go in blocks)
+            saved, dev.COL_BYTES = dev.COL_BYTES, 1
+            try:
+                dt, tol = "float32", dict(rtol=1e-5, atol=1e-5)
+                x, f, dy = sample(rng, (n, h, w, c), dt), sample(rng, (kh, kw, c, oc), dt), sample(rng, (n, oh, ow, oc), dt)
+                self.both(dev, cpu, "conv2d", C[dt], list(geo), In(x), In(f), Out(dy.shape, x.dtype), **tol)
+                self.both(dev, cpu, "conv2d_backprop_input", C[dt], list(geo), In(dy), In(f), Out(x.shape, x.dtype), **tol)
+                self.both(dev, cpu, "conv2d_backprop_filter", C[dt], list(geo), In(x), In(dy), Out(f.shape, x.dtype),
+                          **tol)
+            finally:
+                dev.COL_BYTES = saved
         bad = list(geo)
         bad[9] = 0
         st, _, _ = self.both(dev, cpu, "conv2d", C["float32"], bad, In(np.zeros(1, np.float32)),

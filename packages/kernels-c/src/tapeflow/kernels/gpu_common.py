@@ -144,6 +144,7 @@ class GPUBackend(Backend):
 
     name = "gpu"
     device_name = "gpu:0"
+    device_type = "gpu"
     fp64 = True
     #: entries of the CPU backend's table, filled in by __init__ (the contract to meet)
     KERNELS: tuple = ()
@@ -383,14 +384,16 @@ class GPUBackend(Backend):
             return OK
         nparts, chunk = self._split(count, r)
         if nparts == 1:
-            return self._run("reduce", "reduce_" + name, count, "BBBlllll", x, out, out, outer, r, inner, 1, max(r, 1))
+            return self._run("reduce", "reduce_" + name, count, "BBBllllli", x, out, out, outer, r, inner, 1,
+                             max(r, 1), 0)
         if dt == BOOL or REDUCE_OPS[op] in ("max", "min"):
             acc = SIZE[dt]
         else:
             acc = 8
         part = self._buffer(nparts * count * acc)
-        self._run("reduce", "reduce_" + name, nparts * count, "BBBlllll", x, out, part, outer, r, inner, nparts,
-                  chunk)
+        il = 1 if inner == 1 and self.device_type != "cpu" else 0
+        self._run("reduce", "reduce_" + name, nparts * count, "BBBllllli", x, out, part, outer, r, inner, nparts,
+                  chunk, il)
         return self._run("reduce", "reducec_" + name, count, "BBlll", part, out, count, nparts, r)
 
     def argreduce(self, op, dt, x, out, outer, r, inner):
@@ -431,7 +434,24 @@ class GPUBackend(Backend):
             return self._fill_bits(out, SIZE[dt], batch * m * n, 0)
         return self._matmul(kern, dt, 1 if ta else 0, 1 if tb else 0, batch, m, n, k, a, a_bstride, b, b_bstride, out)
 
+    #: CPU-type devices run float matmuls through explicit vectors (matmul_vec_*) rather than tiles
+    _matmul_vec = False
+
     def _matmul(self, kern, dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out):
+        if dt in (F32, F64) and self._matmul_vec:
+            vec = self._k("matmul", f"matmul_vec_{SUF[dt]}")
+            if vec is not None:
+                if tb:   # the vector kernel streams rows of B: transpose it first (O(k n) against O(m n k))
+                    nb = batch if b_bstride else 1
+                    bt = self._buffer(nb * k * n * SIZE[dt])
+                    self.strided_copy(SIZE[dt], 3, [nb, k, n], b, 0, [b_bstride, 1, k], bt, 0, [k * n, n, 1])
+                    b, b_bstride = bt, (k * n if b_bstride else 0)
+                w = 16 if dt == F32 else 8
+                for b0 in range(0, batch, 65535):
+                    nb = min(65535, batch - b0)
+                    self._launch(vec, (-(-n // w), -(-m // 8), nb), (1, 1, 1), "illlBlBlBl",
+                                 (ta, m, n, k, a, a_bstride, b, b_bstride, out, b0))
+                return OK
         if dt in (F32, F64):
             gsize = [-(-n // 64) * 16, -(-m // 64) * 16]
         else:
@@ -974,14 +994,104 @@ class GPUBackend(Backend):
     def _pool_outs(g):
         return g[0] * g[7] * g[8] * g[3]
 
+    #: convolutions as im2col + matmul (fast where matmul is); else the direct kernels
+    _conv_gemm = True
+    #: the largest column matrix built at once (whole images per block)
+    COL_BYTES = 128 << 20
+
+    def _gemm_plan(self, dt, geom):
+        """(status, geometry, images per block) for the im2col route, or a status to stop on."""
+        st, g = self._geom(geom)
+        if st:
+            return st, None, 0
+        if dt not in (F32, F64):
+            return EBADDTYPE, None, 0
+        n, oh, ow, k = g[0], g[7], g[8], g[4] * g[5] * g[3]
+        per_image = max(1, oh * ow * k * SIZE[dt])
+        return OK, g, max(1, min(n, self.COL_BYTES // per_image))
+
+    def _matmul_into(self, dt, ta, tb, m, n, k, a, b, out):
+        kern = self._k("matmul", f"matmul_{SUF[dt]}")
+        if kern is None:
+            return EBADDTYPE
+        if m * n == 0:
+            return OK
+        if k == 0:
+            return self._fill_bits(out, SIZE[dt], m * n, 0)
+        return self._matmul(kern, dt, ta, tb, 1, m, n, k, a, 0, b, 0, out)
+
     def conv2d(self, dt, geom, x, w, y):
-        return self._conv("conv2d", dt, geom, False, self._outs, x, w, y)
+        if not self._conv_gemm:
+            return self._conv("conv2d", dt, geom, False, self._outs, x, w, y)
+        st, g, per = self._gemm_plan(dt, geom)
+        if st:
+            return st
+        n, oc, plane, k, es = g[0], g[6], g[7] * g[8], g[4] * g[5] * g[3], SIZE[dt]
+        if n * plane * oc == 0:
+            return OK
+        for n0 in range(0, n, per):
+            nb = min(per, n - n0)
+            rows = nb * plane
+            col = self._buffer(rows * k * es)
+            self._run("conv", f"im2col_{SUF[dt]}", rows * g[4] * g[5], "BBGll", x, col, g, n0, rows)
+            dst = y if nb == n else self._buffer(rows * oc * es)
+            self._matmul_into(dt, 0, 0, rows, oc, k, col, w, dst)
+            if dst is not y:
+                self._copy(dst.mem, y.mem, rows * oc * es, 0, n0 * plane * oc * es)
+        return OK
 
     def conv2d_backprop_input(self, dt, geom, dy, w, dx):
-        return self._conv("conv2d_backprop_input", dt, geom, False, self._ins, dy, w, dx)
+        if not self._conv_gemm:
+            return self._conv("conv2d_backprop_input", dt, geom, False, self._ins, dy, w, dx)
+        st, g, per = self._gemm_plan(dt, geom)
+        if st:
+            return st
+        n, h, wd, c, oc, plane, k, es = g[0], g[1], g[2], g[3], g[6], g[7] * g[8], g[4] * g[5] * g[3], SIZE[dt]
+        if n * h * wd * c == 0:
+            return OK
+        for n0 in range(0, n, per):
+            nb = min(per, n - n0)
+            rows = nb * plane
+            dcol = self._buffer(rows * k * es)
+            # dcol [rows, k] = dy [rows, oc] @ w^T (w is [k, oc])
+            dy_b = dy if nb == n else self._slice(dy, n0 * plane * oc * es, rows * oc * es)
+            self._matmul_into(dt, 0, 1, rows, k, oc, dy_b, w, dcol)
+            self._run("conv", f"col2im_{SUF[dt]}", nb * h * wd, "BBGll", dcol, dx, g, n0, nb)
+        return OK
 
     def conv2d_backprop_filter(self, dt, geom, x, dy, dw):
-        return self._conv("conv2d_backprop_filter", dt, geom, False, lambda g: g[4] * g[5] * g[3] * g[6], x, dy, dw)
+        if not self._conv_gemm:
+            return self._conv("conv2d_backprop_filter", dt, geom, False, lambda g: g[4] * g[5] * g[3] * g[6], x, dy,
+                              dw)
+        st, g, per = self._gemm_plan(dt, geom)
+        if st:
+            return st
+        n, oc, plane, k, es = g[0], g[6], g[7] * g[8], g[4] * g[5] * g[3], SIZE[dt]
+        if k * oc == 0:
+            return OK
+        if n * plane == 0:
+            return self._fill_bits(dw, es, k * oc, 0)
+        part = None
+        for n0 in range(0, n, per):
+            nb = min(per, n - n0)
+            rows = nb * plane
+            col = self._buffer(rows * k * es)
+            self._run("conv", f"im2col_{SUF[dt]}", rows * g[4] * g[5], "BBGll", x, col, g, n0, rows)
+            dy_b = dy if nb == n else self._slice(dy, n0 * plane * oc * es, rows * oc * es)
+            # dw [k, oc] (+)= col^T [k, rows] @ dy [rows, oc]
+            if n0 == 0:
+                self._matmul_into(dt, 1, 0, k, oc, rows, col, dy_b, dw)
+            else:
+                part = part or self._buffer(k * oc * es)
+                self._matmul_into(dt, 1, 0, k, oc, rows, col, dy_b, part)
+                self.binary_flat(BINARY_OPS.index("add"), dt, dw, 0, part, 0, dw, k * oc)
+        return OK
+
+    def _slice(self, buf, offset, nbytes):
+        """A copy of bytes [offset, offset + nbytes) of a buffer (a block of rows)."""
+        out = self._buffer(nbytes)
+        self._copy(buf.mem, out.mem, nbytes, offset, 0)
+        return out
 
     def depthwise_conv2d(self, dt, geom, x, w, y):
         return self._conv("depthwise_conv2d", dt, geom, True, self._outs, x, w, y)

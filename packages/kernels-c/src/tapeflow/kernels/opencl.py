@@ -178,6 +178,7 @@ class OpenCLBackend(GPUBackend):
         self._null_mem = None
         self._null_mem = self._buffer(256)
         self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
+        self._matmul_vec = self.device_type == "cpu"
         atexit.register(self._at_exit)
 
     def _at_exit(self):

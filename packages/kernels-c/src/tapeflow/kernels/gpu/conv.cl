@@ -245,3 +245,50 @@ POOLS(f32, float)
 CONV(f64, double)
 POOLS(f64, double)
 #endif
+
+/* ---- im2col / col2im: conv2d and its gradients as matrix products -------------------------------
+ * col [rows, kh * kw * c] for the output pixels of images [n0, n0 + rows / (oh * ow)): row r holds
+ * the receptive field of pixel r (zeros outside the input); col2im sums a column matrix back into
+ * the input pixels it came from (a gather: each input element adds up its taps). */
+#define IM2COL(DS, T)                                                                               \
+/* one work-item per (output pixel, tap): a run of c channels copied or zeroed */                  \
+KERNEL im2col_##DS(const G T *X, G T *COL, geom_t geom, i64 n0, i64 rows) {                         \
+    GEOM                                                                                            \
+    const i64 taps = KH * KW, K = taps * C;                                                         \
+    i64 e = GID0();                                                                                 \
+    if (e >= rows * taps) return;                                                                   \
+    i64 r = e / taps, tap = e - r * taps, i = tap / KW, j = tap - i * KW;                           \
+    i64 rr = r + n0 * OH * OW, n = rr / (OW * OH), rem = rr - n * OW * OH, oh = rem / OW, ow = rem - oh * OW; \
+    i64 ih = oh * SH - PT + i * DH, iw = ow * SW - PL + j * DW;                                     \
+    G T *dst = COL + r * K + tap * C;                                                               \
+    if (ih >= 0 && ih < H && iw >= 0 && iw < W) {                                                   \
+        const G T *src = X + ((n * H + ih) * W + iw) * C;                                           \
+        for (i64 q = 0; q < C; q++) dst[q] = src[q];                                                \
+    } else {                                                                                        \
+        for (i64 q = 0; q < C; q++) dst[q] = 0;                                                     \
+    }                                                                                               \
+}                                                                                                   \
+/* one work-item per input pixel of images [n0, n0 + nimg): every channel's taps summed */         \
+KERNEL col2im_##DS(const G T *DCOL, G T *DX, geom_t geom, i64 n0, i64 nimg) {                       \
+    GEOM                                                                                            \
+    const i64 K = KH * KW * C;                                                                      \
+    i64 e = GID0();                                                                                 \
+    if (e >= nimg * H * W) return;                                                                  \
+    i64 nl = e / (H * W), rem = e - nl * H * W, ih = rem / W, iw = rem - ih * W;                    \
+    G T *dx = DX + (n0 * H * W + e) * C;                                                            \
+    for (i64 q = 0; q < C; q++) dx[q] = 0;                                                          \
+    for (i64 i = 0; i < KH; i++) {                                                                  \
+        i64 oh;                                                                                     \
+        if (!tap_source(ih, i, SH, DH, PT, OH, &oh)) continue;                                      \
+        for (i64 j = 0; j < KW; j++) {                                                              \
+            i64 ow;                                                                                 \
+            if (!tap_source(iw, j, SW, DW, PL, OW, &ow)) continue;                                  \
+            const G T *src = DCOL + ((nl * OH + oh) * OW + ow) * K + (i * KW + j) * C;              \
+            for (i64 q = 0; q < C; q++) dx[q] += src[q];                                            \
+        }                                                                                           \
+    }                                                                                               \
+}
+IM2COL(f32, float)
+#ifdef TPF_FP64
+IM2COL(f64, double)
+#endif

@@ -87,3 +87,52 @@ MM_INT(u8, u8, u32)
 MM_INT(i16, i16, u32)
 MM_INT(i32, i32, u32)
 MM_INT(i64, i64, u64)
+
+/* CPU-type OpenCL devices (pocl): explicit vectors instead of local-memory tiles, which a
+ * CPU driver runs as plain loops around barriers.  A work-item computes an 8 x W block of C
+ * (W = 16 floats or 8 doubles: one AVX-512 register per row), streaming rows of B and
+ * broadcasting elements of A; B arrives untransposed (the host transposes it first when
+ * tb).  Edge blocks take a scalar path with the same sums in the same order. */
+#ifdef __OPENCL_VERSION__
+#define MM_VEC(SUF, T, VT, W, VLOAD, VSTORE)                                                      \
+KERNEL matmul_vec_##SUF(int ta, i64 m, i64 n, i64 k, const G T *A, i64 a_bstride, const G T *B,   \
+                        i64 b_bstride, G T *C, i64 b0) {                                          \
+    const i64 j0 = GID0() * W, i0 = GID1() * 8, b = GID2() + b0;                                  \
+    if (j0 >= n || i0 >= m) return;                                                               \
+    A += b * a_bstride;                                                                           \
+    B += b * b_bstride;                                                                           \
+    C += b * m * n;                                                                               \
+    const i64 sai = ta ? 1 : k, sap = ta ? m : 1;                                                 \
+    if (j0 + W <= n && i0 + 8 <= m) {                                                             \
+        VT c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, c6 = 0, c7 = 0;                         \
+        const G T *a = A + i0 * sai;                                                              \
+        for (i64 p = 0; p < k; p++) {                                                             \
+            const VT bv = VLOAD(0, B + p * n + j0);                                               \
+            const G T *ap = a + p * sap;                                                          \
+            c0 = fma((VT)(ap[0]), bv, c0);                                                        \
+            c1 = fma((VT)(ap[sai]), bv, c1);                                                      \
+            c2 = fma((VT)(ap[2 * sai]), bv, c2);                                                  \
+            c3 = fma((VT)(ap[3 * sai]), bv, c3);                                                  \
+            c4 = fma((VT)(ap[4 * sai]), bv, c4);                                                  \
+            c5 = fma((VT)(ap[5 * sai]), bv, c5);                                                  \
+            c6 = fma((VT)(ap[6 * sai]), bv, c6);                                                  \
+            c7 = fma((VT)(ap[7 * sai]), bv, c7);                                                  \
+        }                                                                                         \
+        G T *c = C + i0 * n + j0;                                                                 \
+        VSTORE(c0, 0, c); VSTORE(c1, 0, c + n); VSTORE(c2, 0, c + 2 * n); VSTORE(c3, 0, c + 3 * n); \
+        VSTORE(c4, 0, c + 4 * n); VSTORE(c5, 0, c + 5 * n); VSTORE(c6, 0, c + 6 * n);              \
+        VSTORE(c7, 0, c + 7 * n);                                                                 \
+    } else {                                                                                      \
+        for (i64 u = 0; u < 8 && i0 + u < m; u++)                                                 \
+            for (i64 v = 0; v < W && j0 + v < n; v++) {                                          \
+                T acc = 0;                                                                        \
+                for (i64 p = 0; p < k; p++) acc = fma(A[(i0 + u) * sai + p * sap], B[p * n + j0 + v], acc); \
+                C[(i0 + u) * n + j0 + v] = acc;                                                   \
+            }                                                                                     \
+    }                                                                                             \
+}
+MM_VEC(f32, float, float16, 16, vload16, vstore16)
+#ifdef TPF_FP64
+MM_VEC(f64, double, double8, 8, vload8, vstore8)
+#endif
+#endif

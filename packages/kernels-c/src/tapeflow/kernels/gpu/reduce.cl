@@ -1,7 +1,9 @@
 /* Reductions over the middle axis of an (outer, r, inner) view (csrc/reduce.c on the device).
  *
  * reduce_<op>_<dt>: one work-item per output (o, j) and part p: it reduces
- * i in [p * chunk, (p + 1) * chunk) and either finishes the value (nparts == 1) or
+ * i in [p * chunk, (p + 1) * chunk) with eight accumulators along a contiguous row (the
+ * CPU's way), or on GPUs every nparts-th i from p (coalesced), and either finishes the
+ * value (nparts == 1) or
  * stores the raw accumulator in P; reducec_<op>_<dt> then combines the parts in
  * order.  Few outputs over a long axis thus still spread over the device.
  * Accumulators are csrc/reduce.c's: float32 sums and products in double, integer
@@ -13,16 +15,27 @@
 
 #define RED_KERNEL(NAME, SUF, T, ACC, TO, INIT, STEP, FIN)                                       \
 KERNEL reduce_##NAME##_##SUF(const G T *X, G TO *O, G ACC *P, i64 outer, i64 r, i64 inner,       \
-                             i64 nparts, i64 chunk) {                                            \
+                             i64 nparts, i64 chunk, int il) {                                    \
     i64 q = GID0(), count = outer * inner;                                                       \
     if (q >= count * nparts) return;                                                             \
     i64 part = q / count;                                                                        \
     q -= part * count;                                                                           \
     i64 o = q / inner, j = q - o * inner;                                                        \
-    i64 i0 = part * chunk, i1 = i0 + chunk < r ? i0 + chunk : r;                                 \
     const G T *x = X + o * r * inner + j;                                                        \
     ACC acc = INIT;                                                                              \
-    for (i64 i = i0; i < i1; i++) { T v = x[i * inner]; STEP; }                                  \
+    if (il) {              /* interleaved (GPUs): neighbouring work-items read neighbours */     \
+        for (i64 i = part; i < r; i += nparts) { T v = x[i * inner]; STEP; }                     \
+    } else {               /* a chunk per work-item (CPUs): contiguous, 8 accumulators */        \
+        i64 i0 = part * chunk, i1 = i0 + chunk < r ? i0 + chunk : r, i = i0;                     \
+        if (inner == 1 && i1 - i0 >= 16) {                                                       \
+            ACC a[8];                                                                            \
+            for (int k = 0; k < 8; k++) a[k] = INIT;                                             \
+            for (; i + 8 <= i1; i += 8)                                                          \
+                for (int k = 0; k < 8; k++) { ACC acc = a[k]; T v = x[i + k]; STEP; a[k] = acc; } \
+            for (int k = 0; k < 8; k++) { ACC v = a[k]; STEP; }                                  \
+        }                                                                                        \
+        for (; i < i1; i++) { T v = x[i * inner]; STEP; }                                        \
+    }                                                                                            \
     if (nparts == 1) O[q] = (TO)(FIN);                                                           \
     else P[part * count + q] = acc;                                                              \
 }                                                                                                \
