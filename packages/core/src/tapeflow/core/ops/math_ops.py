@@ -562,32 +562,60 @@ def _prod(xs):
     return p
 
 
-def _reduce(name, code, x, axis, keepdims, tf_name, allowed, attrs_name=None):
+_red_plans: dict = {}
+_HALF_CODE = max(d.code for d in _ew._HALF)   # float16 and bfloat16 have the lowest dtype codes
+assert all((d.code <= _HALF_CODE) == (d in _ew._HALF) for d in ALL)
+
+
+def _red_plan(shape, axis, keepdims, tf_name):
+    """(axes, out_shape, outer, r, inner, perm, perm_shape, perm_strides) for a reduction, cached per call shape."""
+    key = (shape, axis if axis is None or type(axis) is int or type(axis) is tuple else
+           (tuple(axis) if isinstance(axis, list) else None), keepdims)
+    plan = _red_plans.get(key) if key[1] is not None or axis is None else None
+    if plan is None:
+        axes = normalize_axes(axis, len(shape), tf_name)
+        out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
+            tuple(d for i, d in enumerate(shape) if i not in axes)
+        outer, r, inner, perm = _reduce_plan(shape, axes)
+        pshape = pstrides = None
+        if perm is not None:
+            strides = _contig(shape)
+            pshape, pstrides = [shape[p] for p in perm], [strides[p] for p in perm]
+        plan = (axes, out_shape, outer, r, inner, perm, pshape, pstrides, {"axis": axes, "keepdims": bool(keepdims)})
+        if key[1] is not None or axis is None:
+            if len(_red_plans) > 4096:
+                _red_plans.clear()
+            _red_plans[key] = plan
+    return plan
+
+
+def _reduce(name, code, x, axis, keepdims, tf_name, allowed):
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
     dt = x._dtype
     if dt not in allowed:
         raise InvalidArgumentError(f"{tf_name} does not support {dt.name}; allowed: "
                                    f"{', '.join(d.name for d in allowed)}", tf_name)
-    shape = x._shape
-    axes = normalize_axes(axis, len(shape), tf_name)
-    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
-        tuple(d for i, d in enumerate(shape) if i not in axes)
-    src = _cast_raw(x, _dt.float32) if dt in _ew._HALF else x
-    outer, r, inner, perm = _reduce_plan(shape, axes)
+    axes, out_shape, outer, r, inner, perm, pshape, pstrides, attrs = _red_plan(x._shape, axis, keepdims, tf_name)
+    src = _cast_raw(x, _dt.float32) if dt.code <= _HALF_CODE else x
     if perm is not None and x._size:
-        strides = _contig(shape)
-        src = _strided(src, [shape[p] for p in perm], [strides[p] for p in perm], tf_name)
+        src = _strided(src, pshape, pstrides, tf_name)
     dev = x._dev
-    out = alloc(out_shape, src._dtype, dev)
-    st = dev.backend.reduce(code, src._dtype.code, src._h, out._h, outer, r, inner)
+    be = dev.backend
+    sdt = src._dtype
+    h, host = be.alloc(out_shape, sdt.np)
+    st = be.reduce(code, sdt.code, src._h, h, outer, r, inner)
     if st:
         kernel_failed(st, "reduce", tf_name)
-    if src._dtype is not dt:
+    size = 1
+    for d in out_shape:
+        size *= d
+    out = make(h, host, out_shape, sdt, dev, size)
+    if sdt is not dt:
         out = _cast_raw(out, dt)
     rec = hooks.recorder
     if rec is not None:
-        rec(name, (x,), out, {"axis": axes, "keepdims": bool(keepdims)})
+        rec(name, (x,), out, attrs)
     return out
 
 
@@ -846,7 +874,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     dt = a._dtype
     if dt is not b._dtype:
         _ew.dtype_mismatch(a, b, "MatMul")
-    if dt not in N:
+    if dt is _dt.bool_:
         raise InvalidArgumentError(f"MatMul does not support {dt.name}; allowed: "
                                    f"{', '.join(d.name for d in N)}", "MatMul")
     if a._dev is not b._dev or _ew._scope.stack:
@@ -855,45 +883,67 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         dev = run_device(a, b)
         a, b = on_device(a, dev), on_device(b, dev)
     sa, sb = a._shape, b._shape
+    key = (sa, sb, ta, tb)
+    plan = _mm_plans.get(key)
+    if plan is None:
+        plan = _mm_plan(sa, sb, ta, tb)
+    m, n, k, batch, bstr_a, bstr_b, out_shape, bcast, size, attrs = plan
+    src_a, src_b = a, b
+    if dt.code <= _HALF_CODE:
+        src_a, src_b = _cast_raw(a, _dt.float32), _cast_raw(b, _dt.float32)
+    if bcast is not None and size:
+        src_a = _strided(src_a, bcast[0], bcast[1], "MatMul")
+        src_b = _strided(src_b, bcast[2], bcast[3], "MatMul")
+    dev = a._dev
+    be = dev.backend
+    sdt = src_a._dtype
+    h, host = be.alloc(out_shape, sdt.np)
+    st = be.matmul(sdt.code, ta, tb, batch, m, n, k, src_a._h, bstr_a, src_b._h, bstr_b, h)
+    if st:
+        kernel_failed(st, "matmul", "MatMul")
+    out = make(h, host, out_shape, sdt, dev, size)
+    if sdt is not dt:
+        out = _cast_raw(out, dt)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("matmul", (a, b), out, attrs)
+    return out
+
+
+_mm_plans: dict = {}
+
+
+def _mm_plan(sa, sb, ta, tb):
+    """Sizes, batch strides and any broadcast copies for a matmul of these shapes (cached)."""
     if len(sa) < 2 or len(sb) < 2:
-        raise InvalidArgumentError(f"matmul needs tensors of rank >= 2, got shapes {tuple(sa)} and {tuple(sb)}",
-                                   "MatMul")
+        raise InvalidArgumentError(f"matmul needs tensors of rank >= 2, got shapes {tuple(sa)} and {tuple(sb)}; "
+                                   "allowed: rank >= 2 (use tf.linalg.matvec or reshape a vector)", "MatMul")
     m, k = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
     k2, n = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
     if k != k2:
         raise InvalidArgumentError(
             f"inner dimensions differ: {tuple(sa)}{'ᵀ' if ta else ''} @ {tuple(sb)}{'ᵀ' if tb else ''} "
             f"({k} vs {k2})", "MatMul")
-    src_a, src_b = a, b
-    if dt in _ew._HALF:
-        src_a, src_b = _cast_raw(a, _dt.float32), _cast_raw(b, _dt.float32)
     ba, bb = sa[:-2], sb[:-2]
+    bcast = None
     if ba == bb:
-        batch = _prod(ba)
-        bstr_a, bstr_b, bshape = m * k, k * n, ba
+        batch, bstr_a, bstr_b, bshape = _prod(ba), m * k, k * n, ba
     elif _prod(ba) == 1 and len(ba) <= len(bb):
         batch, bstr_a, bstr_b, bshape = _prod(bb), 0, k * n, bb
     elif _prod(bb) == 1 and len(bb) <= len(ba):
         batch, bstr_a, bstr_b, bshape = _prod(ba), m * k, 0, ba
     else:
         bshape = _ew.broadcast_shape(ba, bb, "MatMul")
-        if _prod(bshape):
-            src_a = _strided(src_a, bshape + sa[-2:], _ew._strides_for(sa, bshape + sa[-2:]), "MatMul")
-            src_b = _strided(src_b, bshape + sb[-2:], _ew._strides_for(sb, bshape + sb[-2:]), "MatMul")
+        fa, fb = bshape + sa[-2:], bshape + sb[-2:]
+        bcast = (fa, _ew._strides_for(sa, fa), fb, _ew._strides_for(sb, fb))
         batch, bstr_a, bstr_b = _prod(bshape), m * k, k * n
-    dev = a._dev
     out_shape = tuple(bshape) + (m, n)
-    h, host = dev.backend.alloc(out_shape, src_a._dtype.np)
-    st = dev.backend.matmul(src_a._dtype.code, ta, tb, batch, m, n, k, src_a._h, bstr_a, src_b._h, bstr_b, h)
-    if st:
-        kernel_failed(st, "matmul", "MatMul")
-    out = make(h, host, out_shape, src_a._dtype, dev, batch * m * n)
-    if out._dtype is not dt:
-        out = _cast_raw(out, dt)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("matmul", (a, b), out, {"transpose_a": ta, "transpose_b": tb})
-    return out
+    plan = (m, n, k, batch, bstr_a, bstr_b, out_shape, bcast, batch * m * n,
+            {"transpose_a": ta, "transpose_b": tb})
+    if len(_mm_plans) > 2048:
+        _mm_plans.clear()
+    _mm_plans[(sa, sb, ta, tb)] = plan
+    return plan
 
 
 __all__ = [n for n, v in list(globals().items()) if callable(v) and getattr(v, "__module__", None) == __name__
