@@ -596,7 +596,7 @@ def _reduce(name, code, x, axis, keepdims, tf_name, allowed):
     if dt not in allowed:
         raise InvalidArgumentError(f"{tf_name} does not support {dt.name}; allowed: "
                                    f"{', '.join(d.name for d in allowed)}", tf_name)
-    axes, out_shape, outer, r, inner, perm, pshape, pstrides, attrs = _red_plan(x._shape, axis, keepdims, tf_name)
+    _axes, out_shape, outer, r, inner, perm, pshape, pstrides, attrs = _red_plan(x._shape, axis, keepdims, tf_name)
     src = _cast_raw(x, _dt.float32) if dt.code <= _HALF_CODE else x
     if perm is not None and x._size:
         src = _strided(src, pshape, pstrides, tf_name)
