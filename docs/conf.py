@@ -36,7 +36,6 @@ release = version = _version()
 
 extensions = [
     "sphinx.ext.autodoc",
-    "sphinx.ext.autosummary",
     "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
     "matplotlib.sphinxext.plot_directive",
@@ -65,7 +64,6 @@ autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_member_order = "bysource"
 autodoc_preserve_defaults = True
 autodoc_typehints = "signature"
-autosummary_generate = False
 
 # -- doctest: every example on the site runs -----------------------------------------------------
 # The flags the packages' own docstring test uses (tests/test_docstring_examples.py), so an

@@ -2,7 +2,7 @@
 
 ``.. tapeflow-api:: core`` renders one package's page: its distribution name and
 version, then every public name of each of its namespaces, grouped by the module
-that defines it, as an autosummary table followed by the autodoc entries.  The
+that defines it, as a table of names and summaries followed by the autodoc entries.  The
 names come from the installed packages at build time (``__all__`` where a module
 has one; otherwise the functions and classes defined in that package), so a name
 added to a package appears on the site without editing the docs, and a docstring
@@ -293,14 +293,11 @@ def package_rst(key: str) -> list:
         groups: dict = {}
         for n, obj in fresh:
             groups.setdefault(_group_title(ns, obj, ns), []).append((n, obj))
-        for title in sorted(groups, key=lambda t: (t in ("More", "Other"), t)):
+        for title in sorted(groups, key=_group_order):
             members = groups[title]
             if len(groups) > 1:
                 lines += _heading(f"{title}", "~")
-            summarised = [n for n, obj in members if _kind(obj) != "data"]
-            if summarised:
-                lines += [".. autosummary::", "   :nosignatures:", ""]
-                lines += [f"   {n}" for n in summarised] + [""]
+            lines += _summary_table(ns, members)
             for n, obj in members:
                 lines += _entry(f"{ns}.{n}", obj)
         if submodules:
@@ -331,6 +328,32 @@ def _module_globals_setup(modules: list) -> list:
             "       globals().update({_k: _v for _k, _v in vars(_importlib.import_module(_m)).items()",
             "                         if not _k.startswith('_') and not hasattr(_builtins, _k)})",
             ""]
+
+
+def _group_order(title: str):
+    order = list(dict.fromkeys(GROUPS.values()))
+    return (order.index(title) if title in order else len(order) + (title in ("More", "Other")), title)
+
+
+def _summary(obj) -> str:
+    """The first paragraph of a docstring, on one line ('|' read as text, as in the entries)."""
+    doc = inspect.getdoc(obj) or ""
+    if isinstance(obj, (int, float, str, dict, list, tuple)) or not doc:
+        return ""
+    first = doc.strip().split("\n\n", 1)[0]
+    if first.lstrip().startswith(">>>"):
+        return ""
+    lines = [" ".join(first.split())]
+    escape_formula_bars(None, "", "tapeflow.summary", obj, None, lines)
+    return lines[0]
+
+
+def _summary_table(ns: str, members) -> list:
+    """A two-column index of a group: each name (linked to its entry) and its one-line summary."""
+    out = [".. list-table::", "   :class: tapeflow-summary", "   :widths: 30 70", ""]
+    for n, obj in members:
+        out += [f"   * - :py:obj:`~{ns}.{n}`", f"     - {_summary(obj) or ' '}"]
+    return out + [""]
 
 
 def _entry(full: str, obj) -> list:
@@ -396,7 +419,7 @@ def escape_formula_bars(app, what, name, obj, options, lines):
                 changed = True
         if not in_doctest and stripped.endswith("::"):
             literal_indent = indent
-    if changed:
+    if changed and name != "tapeflow.summary":
         logger.info("tapeflow docs: '|' read as text (absolute value / norm) in the docstring of %s", name)
 
 
