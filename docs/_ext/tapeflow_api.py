@@ -152,7 +152,32 @@ GROUPS = {
     "tapeflow.data._structure": "Element specs",
 }
 
-_SKIP = {"annotations"}  # `from __future__ import annotations` seen through `import *`
+_SKIP = {"annotations"}
+
+# namespaces that re-export another package's functions on purpose, and how to say so
+REEXPORTS = {
+    "tapeflow.nn": "Core's neural-network ops are here too, under TensorFlow's spellings (``tf.nn.relu``, "
+                   "``tf.nn.softmax_cross_entropy_with_logits``...); they are documented with tapeflow-core:",
+}
+
+
+def reexported(modname: str) -> list:
+    """(name, documented target) of the functions ``modname`` takes from another tapeflow package."""
+    import tapeflow
+
+    mod = _import(modname)
+    prefix = modname.split(".")[0] + "." + modname.split(".")[1]
+    out = []
+    for n in sorted(dir(mod)):
+        obj = getattr(mod, n, None)
+        where = _defining_module(obj) if obj is not None else None
+        if n.startswith("_") or not where or not where.startswith("tapeflow.") or where.startswith(prefix):
+            continue
+        if getattr(tapeflow, n, None) is obj:
+            out.append((n, f"tapeflow.{n}"))
+        elif getattr(tapeflow.math, n, None) is obj:
+            out.append((n, f"tapeflow.math.{n}"))
+    return out  # `from __future__ import annotations` seen through `import *`
 
 
 def _import(name: str):
@@ -277,7 +302,7 @@ def package_rst(key: str) -> list:
         for n, obj in names:
             full = f"{ns}.{n}"
             k = id(obj)
-            if k in documented and _kind(obj) != "data":
+            if k in documented and not isinstance(obj, (int, float, str, bytes, bool)):
                 aliases.append((n, documented[k]))
             else:
                 fresh.append((n, obj))
@@ -300,6 +325,10 @@ def package_rst(key: str) -> list:
             lines += _summary_table(ns, members)
             for n, obj in members:
                 lines += _entry(f"{ns}.{n}", obj)
+        if ns in REEXPORTS:
+            links = ", ".join(f":py:obj:`{n} <{target}>`" for n, target in reexported(ns))
+            if links:
+                lines += [f"{REEXPORTS[ns]} {links}.", ""]
         if submodules:
             links = ", ".join(f":py:mod:`{ns}.{n}`" for n in submodules)
             lines += [f"Submodules of ``{ns}``: {links}.", ""]
@@ -359,16 +388,19 @@ def _summary_table(ns: str, members) -> list:
 def _entry(full: str, obj) -> list:
     kind = _kind(obj)
     if kind == "class":
-        return [f".. autoclass:: {full}", "   :members:", "   :show-inheritance:", ""]
+        bases = [b for b in obj.__bases__ if b is not object]
+        return [f".. autoclass:: {full}", "   :members:"] + (["   :show-inheritance:"] if bases else []) + [""]
     if kind == "function":
         return [f".. autofunction:: {full}", ""]
     cls = type(obj)
+    module, _, short = full.rpartition(".")
+    head = [f".. py:data:: {short}", f"   :module: {module}"]
     if isinstance(obj, (int, float, str, bool)) or cls.__module__.startswith("tapeflow"):
         value = repr(obj)
         value = value if len(value) <= 60 else value[:57] + "..."
-        head = [f".. py:data:: {full}", f"   :value: {value}", ""]
+        head += [f"   :value: {value}", ""]
     else:
-        head = [f".. py:data:: {full}", f"   :type: {cls.__qualname__}", ""]
+        head += [f"   :type: {cls.__qualname__}", ""]
     if cls.__module__.startswith("tapeflow"):
         return head + [f"   An instance of :py:class:`{cls.__module__}.{cls.__qualname__}`.", ""]
     return head
@@ -469,6 +501,7 @@ class TapeflowAPI(SphinxDirective):
     has_content = False
 
     def run(self):
+        _always_reread(self.env)
         key = self.arguments[0]
         if key not in PACKAGES:
             raise self.error(f"unknown package {key!r}; known: {', '.join(PACKAGES)}")
@@ -484,6 +517,7 @@ class FacadeMap(SphinxDirective):
     def run(self):
         import tapeflow
 
+        _always_reread(self.env)
         rows = []
         for name, (mod, attr, dist) in sorted(tapeflow._LAZY.items()):
             target = mod if attr is None else f"{mod}.{attr}"
@@ -502,6 +536,7 @@ class Versions(SphinxDirective):
     has_content = False
 
     def run(self):
+        _always_reread(self.env)
         text = [".. list-table::", "   :header-rows: 1", "", "   * - distribution", "     - import",
                 "     - version", "     - reference"]
         for key, spec in PACKAGES.items():
@@ -524,6 +559,7 @@ class CompareNames(SphinxDirective):
     def run(self):
         import tapeflow
 
+        _always_reread(self.env)
         rows = [[c.strip() for c in line.split(" | ")] for line in self.content if line.strip()]
         header, body = rows[0], rows[1:]
         col = header.index("tapeflow")
@@ -554,11 +590,34 @@ class CompareNames(SphinxDirective):
         return node.children
 
 
+# ---- pages made from the installed packages are read again on every build -------------------------
+
+def _always_reread(env):
+    if not hasattr(env, "tapeflow_live_docs"):
+        env.tapeflow_live_docs = set()
+    env.tapeflow_live_docs.add(env.docname)
+
+
+def _outdated(app, env, added, changed, removed):
+    return sorted(getattr(env, "tapeflow_live_docs", set()) - set(removed))
+
+
+def _purge(app, env, docname):
+    getattr(env, "tapeflow_live_docs", set()).discard(docname)
+
+
+def _merge(app, env, docnames, other):
+    env.tapeflow_live_docs = getattr(env, "tapeflow_live_docs", set()) | getattr(other, "tapeflow_live_docs", set())
+
+
 def setup(app):
+    app.connect("env-get-outdated", _outdated)
+    app.connect("env-purge-doc", _purge)
+    app.connect("env-merge-info", _merge)
     app.add_directive("tapeflow-compare", CompareNames)
     app.add_directive("tapeflow-versions", Versions)
     app.add_directive("tapeflow-api", TapeflowAPI)
     app.connect("autodoc-process-docstring", escape_formula_bars)
     app.connect("autodoc-process-docstring", report_module_globals)
     app.add_directive("tapeflow-facade-map", FacadeMap)
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

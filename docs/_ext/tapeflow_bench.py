@@ -279,7 +279,7 @@ def plot_ratios():
     rows = ratios()
     fws = ["NumPy", "PyTorch", "TensorFlow"]
     colors = {"NumPy": "#4c72b0", "PyTorch": "#dd8452", "TensorFlow": "#55a868"}
-    fig, ax = plt.subplots(figsize=(8, 0.42 * max(len(rows), 1) + 1.4))
+    fig, ax = plt.subplots(figsize=(8, 0.42 * max(len(rows), 1) + 1.8))
     h = 0.8 / len(fws)
     for j, fw in enumerate(fws):
         ys, xs = [], []
@@ -293,12 +293,14 @@ def plot_ratios():
             ax.text(x * (1.04 if x >= 1 else 0.96), y, f"{x:.2g}x", va="center", fontsize=6,
                     ha="left" if x >= 1 else "right")
     ax.set_xscale("log")
+    values = [v for _, row, _ in rows for v in row.values()] or [1.0]
+    ax.set_xlim(min(min(values), 1.0) / 3, max(max(values), 1.0) * 3)   # room for the labels
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([label for label, _, _ in rows])
     ax.invert_yaxis()
     ax.set_xlabel("time of the other framework / time of tapeflow  (> 1: tapeflow is faster)")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.09), ncol=len(fws), fontsize="small", frameon=False)
     ax.grid(axis="x", which="both", alpha=0.3)
     return fig
 
