@@ -43,8 +43,6 @@ extensions = [
     "tapeflow_bench",   # benchmark tables from benchmarks/results (or the committed snapshot)
 ]
 exclude_patterns = ["_build", "_data", "Thumbs.db", ".DS_Store"]
-templates_path = []
-nitpicky = False
 
 # -- HTML ----------------------------------------------------------------------------------------
 html_theme = "furo"
@@ -52,10 +50,7 @@ html_title = f"tapeflow {release}"
 html_static_path = ["_static"]
 html_css_files = ["tapeflow.css"]
 html_show_sourcelink = True
-html_theme_options = {
-    "source_repository": "",
-    "navigation_with_keys": True,
-}
+html_theme_options = {"navigation_with_keys": True}
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
 

@@ -62,6 +62,10 @@ DESCRIPTIONS = {
              "called directly; ``tapeflow tape`` the same through a GradientTape; other frameworks forward, "
              "and forward + backward with their autodiff."),
     "pool": ("2x2/2 pooling of 32x26x26x16, forward + backward", "ms."),
+    "devices": ("Devices", "what this machine had when the backends were measured."),
+    "workloads": ("Each workload on each device", "seconds per workload (``bench_backends.py`` lists them); "
+                  "inputs already on the device, each timed run ending with a read of the result."),
+    "transfer_gbps": ("Transfers", "GB/s of a 16 MB copy to and from the device."),
     "seconds_per_epoch": ("One epoch of an input pipeline", "seconds for 60,000 784-float images through "
                           "``shuffle(10000).map(normalize).batch(128).prefetch(AUTOTUNE)``, and variants."),
 }
@@ -161,6 +165,8 @@ def _fmt(v) -> str:
         return v
     if isinstance(v, bool) or isinstance(v, int):
         return str(v)
+    if not isinstance(v, float):
+        return ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
     if v == 0:
         return "0"
     mag = math.floor(math.log10(abs(v)))
@@ -186,7 +192,7 @@ def table_rst(key: str, value) -> list:
     if what:
         lines += [what, ""]
     if not isinstance(value, dict):
-        return lines + [f"``{key}`` = {_fmt(value)}", ""]
+        return lines + [f"``{key}``: {_fmt(value)}", ""]
     if all(not isinstance(v, dict) for v in value.values()):
         header, rows = ["", "value"], [[k, _fmt(v)] for k, v in value.items()]
     else:
@@ -227,7 +233,7 @@ class _RstDirective(SphinxDirective):
 class BenchSources(_RstDirective):
     def run(self):
         lines = []
-        for name in NAMES:
+        for name in list(NAMES) + other_names():
             d = _describe_source(name)
             lines.append(f"* ``{name}``: " + (d or "no results (run ``python benchmarks/run_all.py``)"))
             path = load(name)[1]
@@ -252,6 +258,33 @@ class BenchTables(_RstDirective):
                 continue
             lines += table_rst(key, value)
         return self._parse(lines, f"<tapeflow-bench-tables {name}>")
+
+
+def other_names() -> list:
+    """Result files beyond :data:`NAMES` (benchmarks added since this page was written)."""
+    found = {p.stem for folder in (LIVE, SNAPSHOT) if folder.is_dir() for p in folder.glob("*.json")}
+    return sorted(found - set(NAMES))
+
+
+class BenchOthers(_RstDirective):
+    """Every result file the page does not show by name, each under a heading of its own."""
+
+    def run(self):
+        lines = []
+        for name in other_names():
+            data, path, where = load(name)
+            if data is None:
+                continue
+            self.env.note_dependency(str(path))
+            title = f"``{name}``"
+            lines += [title, "~" * len(title), "", f"``benchmarks/bench_{name}.py``; *from* {_describe_source(name)}.",
+                      ""]
+            for key, value in data.items():
+                if key not in META:
+                    lines += table_rst(key, value)
+        if not lines:
+            return []
+        return self._parse(lines, "<tapeflow-bench-others>")
 
 
 class BenchRatios(_RstDirective):
@@ -309,4 +342,5 @@ def setup(app):
     app.add_directive("tapeflow-bench-sources", BenchSources)
     app.add_directive("tapeflow-bench-tables", BenchTables)
     app.add_directive("tapeflow-bench-ratios", BenchRatios)
+    app.add_directive("tapeflow-bench-others", BenchOthers)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
