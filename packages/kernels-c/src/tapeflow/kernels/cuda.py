@@ -121,12 +121,22 @@ def _libs():
 
 
 def device_types() -> list:
-    """The kind of every CUDA device: all ``"gpu"``."""
+    """The kind of every CUDA device: all ``"gpu"``.
+
+    >>> from tapeflow.kernels import cuda
+    >>> cuda.device_types() == ["gpu"] * cuda.device_count()
+    True
+    """
     return ["gpu"] * device_count()
 
 
 def device_count() -> int:
-    """How many CUDA devices this machine has (0 without a driver)."""
+    """How many CUDA devices this machine has (0 without a driver).
+
+    >>> from tapeflow.kernels import cuda
+    >>> cuda.device_count() >= 0
+    True
+    """
     try:
         ffi, cu, _, _ = _libs()
     except BackendUnavailable:
@@ -142,7 +152,16 @@ class CUDAError(RuntimeError):
 
 
 class CUDABackend(GPUBackend):
-    """Backend ``cuda``: tapeflow's kernel table on a CUDA device."""
+    """Backend ``cuda``: tapeflow's kernel table on CUDA device ``index`` (see :func:`device_count`).
+
+    Raises :class:`~tapeflow.kernels.BackendUnavailable` without a driver, NVRTC or a device.
+
+    >>> import numpy as np
+    >>> from tapeflow.kernels import cuda
+    >>> be = cuda.CUDABackend() if cuda.device_count() else None
+    >>> be is None or be.to_numpy(be.from_numpy(np.arange(3.0))[0], None, (3,), np.float64).tolist() == [0.0, 1.0, 2.0]
+    True
+    """
 
     name = "cuda"
 

@@ -77,6 +77,9 @@ def bucket_size(nbytes: int) -> int:
 
     256-byte minimum, 4 KiB steps up to 1 MiB, then eighths of the next power of two
     (so at most 12.5% is wasted and freed buffers fit many later requests).
+
+    >>> bucket_size(100), bucket_size(5000), bucket_size(3 << 20 | 1)
+    (256, 8192, 3670016)
     """
     if nbytes <= 256:
         return 256
@@ -87,7 +90,12 @@ def bucket_size(nbytes: int) -> int:
 
 
 def source(family: str) -> str:
-    """The full kernel source of a family: the prelude, then the family's file."""
+    """The full kernel source of a family: the prelude, then the family's file.
+
+    >>> from tapeflow.kernels.gpu_common import source
+    >>> "KERNEL binary_##NAME" in source("elementwise") or "binary_" in source("elementwise")
+    True
+    """
     return (SOURCE_DIR / "tpf_gpu.h").read_text() + "\n" + (SOURCE_DIR / f"{family}.cl").read_text()
 
 

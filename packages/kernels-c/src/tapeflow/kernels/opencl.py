@@ -83,7 +83,12 @@ def _probe() -> list:
 
 
 def device_count() -> int:
-    """How many OpenCL devices this machine has (0 without a driver)."""
+    """How many OpenCL devices this machine has (0 without a driver).
+
+    >>> from tapeflow.kernels import opencl
+    >>> opencl.device_count() == len(opencl.device_types())
+    True
+    """
     try:
         return len(_probe())
     except BackendUnavailable:
@@ -94,6 +99,10 @@ def device_types() -> list:
     """The kind of every OpenCL device (``"gpu"``, ``"cpu"``, ``"accelerator"``, ``"other"``), in index order.
 
     pocl's device is ``"cpu"``: an accelerator backend, but not a GPU.
+
+    >>> from tapeflow.kernels import opencl
+    >>> set(opencl.device_types()) <= {"gpu", "cpu", "accelerator", "other"}
+    True
     """
     try:
         return [t for _, _, t in _probe()]
@@ -123,7 +132,16 @@ class OpenCLError(RuntimeError):
 
 
 class OpenCLBackend(GPUBackend):
-    """Backend ``opencl``: tapeflow's kernel table on an OpenCL device (``device_count()``)."""
+    """Backend ``opencl``: tapeflow's kernel table on OpenCL device ``index`` (see :func:`device_count`).
+
+    Raises :class:`~tapeflow.kernels.BackendUnavailable` without a driver or device.
+
+    >>> import numpy as np
+    >>> from tapeflow.kernels import opencl
+    >>> be = opencl.OpenCLBackend() if opencl.device_count() else None
+    >>> be is None or be.to_numpy(be.from_numpy(np.arange(3.0))[0], None, (3,), np.float64).tolist() == [0.0, 1.0, 2.0]
+    True
+    """
 
     name = "opencl"
 
