@@ -127,6 +127,9 @@ def _info_int(fn, obj, param, ctype="cl_ulong") -> int:
     return int(val[0])
 
 
+_UNSET = object()
+
+
 class OpenCLError(RuntimeError):
     """An OpenCL call failed; the message names the call, the status and the device."""
 
@@ -192,7 +195,8 @@ class OpenCLBackend(GPUBackend):
         self._f64 = ffi.new("double[32]")
         self._f32 = ffi.new("float[32]")
         self._dims = [ffi.new("int64_t[12]") for _ in range(32)]
-        self._geoms = [ffi.new("int64_t[16]") for _ in range(4)]
+        self._last_args: dict = {}
+        self._geoms = [ffi.new("int64_t[16]") for _ in range(32)]
         self._null_mem = None
         self._null_mem = self._buffer(256)
         self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
@@ -383,47 +387,26 @@ class OpenCLBackend(GPUBackend):
         if len(sig) != len(args):  # pragma: no cover - a wrapper bug
             raise TypeError(f"kernel signature {sig!r} does not match {len(args)} arguments")
         with self._lock:
-            for i, (code, v) in enumerate(zip(sig, args)):
+            # a kernel keeps its arguments between launches: set only those that changed
+            last = self._last_args.get(k)
+            if last is None:
+                last = self._last_args[k] = [_UNSET] * len(sig)
+            for i, code in enumerate(sig):
+                v = args[i]
                 if code == "B":
-                    st = set_arg(k, i, 8, v.arg if v is not None and type(v) is DeviceBuffer else self._null_mem.arg)
-                elif code == "l":
-                    self._i64[i] = v
-                    st = set_arg(k, i, 8, self._i64 + i)
-                elif code == "i":
-                    self._i32[i] = v
-                    st = set_arg(k, i, 4, self._i32 + i)
-                elif code == "I":
-                    self._i32[i] = v if v < 0x80000000 else v - 0x100000000
-                    st = set_arg(k, i, 4, self._i32 + i)
-                elif code == "G":
-                    d = self._geoms[i]
-                    for j, x in enumerate(v):
-                        d[j] = x
-                    st = set_arg(k, i, 128, d)
-                elif code == "L":
-                    self._u64[i] = v
-                    st = set_arg(k, i, 8, self._u64 + i)
-                elif code == "D":
-                    d = self._dims[i]
-                    for j, x in enumerate(v):
-                        d[j] = x
-                    st = set_arg(k, i, 96, d)
-                elif code == "p":
-                    if self.fp64:
-                        self._f64[i] = v
-                        st = set_arg(k, i, 8, self._f64 + i)
-                    else:
-                        self._f32[i] = v
-                        st = set_arg(k, i, 4, self._f32 + i)
-                elif code == "d":
-                    self._f64[i] = v
-                    st = set_arg(k, i, 8, self._f64 + i)
-                elif code == "f":
-                    self._f32[i] = v
-                    st = set_arg(k, i, 4, self._f32 + i)
-                else:  # pragma: no cover
-                    raise ValueError(f"unknown argument code {code!r}")
+                    a = v.arg if v is not None and type(v) is DeviceBuffer else self._null_mem.arg
+                    if last[i] is a:
+                        continue
+                    last[i] = a
+                    st = set_arg(k, i, 8, a)
+                else:
+                    key = tuple(v) if code in "DG" else v
+                    if last[i] == key and type(last[i]) is type(key):
+                        continue
+                    last[i] = key
+                    st = self._set_value(k, i, code, v)
                 if st != 0:
+                    last[i] = _UNSET
                     self._check(st, f"clSetKernelArg({i})")
             nd = len(gsize)
             gs, ls = self._gs, self._ls
@@ -435,5 +418,34 @@ class OpenCLBackend(GPUBackend):
             if st != 0:
                 self._check(st, "clEnqueueNDRangeKernel")
 
+    def _set_value(self, k, i, code, v):
+        set_arg = self.cl.clSetKernelArg
+        if code == "l":
+            self._i64[i] = v
+            return set_arg(k, i, 8, self._i64 + i)
+        if code == "i":
+            self._i32[i] = v
+            return set_arg(k, i, 4, self._i32 + i)
+        if code == "I":
+            self._i32[i] = v if v < 0x80000000 else v - 0x100000000
+            return set_arg(k, i, 4, self._i32 + i)
+        if code == "L":
+            self._u64[i] = v
+            return set_arg(k, i, 8, self._u64 + i)
+        if code == "D" or code == "G":
+            d = self._dims[i] if code == "D" else self._geoms[i]
+            for j, x in enumerate(v):
+                d[j] = x
+            return set_arg(k, i, 96 if code == "D" else 128, d)
+        if code == "p" and not self.fp64:
+            self._f32[i] = v
+            return set_arg(k, i, 4, self._f32 + i)
+        if code in "pd":
+            self._f64[i] = v
+            return set_arg(k, i, 8, self._f64 + i)
+        if code == "f":
+            self._f32[i] = v
+            return set_arg(k, i, 4, self._f32 + i)
+        raise ValueError(f"unknown argument code {code!r}")  # pragma: no cover
 
 _ = np
