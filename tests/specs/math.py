@@ -578,6 +578,12 @@ def _prod_values(rng, shape, dt):
     return np.asarray(rng.uniform(0.7, 1.4, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(_np_dtype(dt))
 
 
+def _near_one(rng, shape, dt):
+    if dt in INTS:
+        return rng.choice(np.array([1, 1, 1, -1] if dt != "uint8" else [1], dtype=dt), size=shape)
+    return (1 + rng.uniform(-1e-3, 1e-3, size=shape)).astype(_np_dtype(dt))
+
+
 def _distinct(rng, shape, dt):
     """Values without ties (max/min gradients are only defined there)."""
     n = int(np.prod(shape))
@@ -619,7 +625,10 @@ def _count_ref(x, axis=None, keepdims=False, dtype="int64"):
 
 SPECS += [
     Spec("reduce_sum", _sum_ref, _reduce_sample(), dtypes=NH),
-    Spec("reduce_prod", _prod_ref, _reduce_sample(_prod_values), dtypes=NH),
+    Spec("reduce_prod", _prod_ref, _reduce_sample(_prod_values, big=False), dtypes=NH),
+    Spec("reduce_prod", _prod_ref,   # the threaded paths, on values whose products stay finite
+         lambda rng, dt: [((_near_one(rng, s, dt),), {"axis": a}) for s, a in BIG_CASES], dtypes=NH, name="big",
+         grad=False, rtol=1e-4),
     Spec("reduce_prod", _prod_ref,
          lambda rng, dt: [((np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 5.0], [1.5, 2.0, -1.0]], _np_dtype(dt)),),
                            {"axis": a}) for a in (0, 1, None)], dtypes=FH, name="zeros"),
