@@ -692,6 +692,38 @@ def test_work_is_queued_and_the_host_waits_only_to_read():
 
 
 @needs_opencl
+def test_threads_share_the_device():
+    """Launches, data-dependent statuses (which read a flag back) and reads from several threads at once."""
+    import threading
+
+    be = _opencl_backend()
+    errors = []
+
+    def work(seed):
+        try:
+            rng = np.random.default_rng(seed)
+            for _ in range(20):
+                a = rng.standard_normal(1000).astype(np.float32)
+                h, _ = be.from_numpy(a)
+                o, _ = be.alloc((1000,), np.float32)
+                assert be.unary(K.UNARY_CODES["square"], C["float32"], h, o, 1000, 0.0) == 0
+                idx, _ = be.from_numpy(np.array([5, 1000 + seed], np.int64))
+                bad = be.new_int64([0])
+                out, _ = be.alloc((2,), np.float32)
+                assert be.gather(4, C["int64"], h, idx, out, 1, 1, 1000, 2, 1, bad) == K.ERANGE and bad[0] == 1
+                np.testing.assert_array_equal(be.to_numpy(o, None, (1000,), np.float32), a * a)
+        except Exception as e:   # reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+@needs_opencl
 def test_caching_allocator_reuses_freed_buffers():
     be = _opencl_backend()
     h, _ = be.alloc((1000, 3), np.float32)

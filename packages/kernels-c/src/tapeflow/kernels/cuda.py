@@ -24,6 +24,7 @@ import ctypes.util
 import hashlib
 import os
 import pathlib
+import threading
 
 import numpy as np
 
@@ -86,6 +87,7 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 CUBLAS_OP_N, CUBLAS_OP_T = 0, 1
 
 _API: dict = {}
+_LOCK = threading.Lock()
 
 
 def _open(ffi, names, what):
@@ -102,6 +104,11 @@ def _open(ffi, names, what):
 
 def _libs():
     """``(ffi, cuda, nvrtc, cublas_or_None)``, loaded once."""
+    with _LOCK:
+        return _load_libs()
+
+
+def _load_libs():
     if not _API:
         import cffi
 

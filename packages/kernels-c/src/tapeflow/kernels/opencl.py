@@ -29,6 +29,7 @@ import collections
 import hashlib
 import os
 import pathlib
+import threading
 
 import numpy as np
 
@@ -37,17 +38,19 @@ from . import _clbind as B
 from .gpu_common import DeviceBuffer, GPUBackend, OutOfDeviceMemory, source
 
 _API = None
+_LOCK = threading.RLock()   # the first calls may come from several threads at once
 
 
 def _api():
     """``(ffi, lib)``, loaded once; raises BackendUnavailable without an OpenCL loader."""
     global _API
-    if _API is None:
-        try:
-            _API = B.load()
-        except OSError as e:
-            raise BackendUnavailable(f"opencl backend unavailable: {e}") from None
-    return _API
+    with _LOCK:
+        if _API is None:
+            try:
+                _API = B.load()
+            except OSError as e:
+                raise BackendUnavailable(f"opencl backend unavailable: {e}") from None
+        return _API
 
 
 def _devices():
@@ -75,11 +78,12 @@ _found: list = []
 
 def _probe() -> list:
     """(platform, device, type) of every OpenCL device, probed once per process."""
-    if not _found:
-        _, cl = _api()
-        for p, d in _devices():
-            _found.append((p, d, _TYPES.get(_info_int(cl.clGetDeviceInfo, d, B.CL_DEVICE_TYPE) & 0xE, "other")))
-    return _found
+    with _LOCK:
+        if not _found:
+            _, cl = _api()
+            _found.extend((p, d, _TYPES.get(_info_int(cl.clGetDeviceInfo, d, B.CL_DEVICE_TYPE) & 0xE, "other"))
+                          for p, d in _devices())
+        return _found
 
 
 def device_count() -> int:
@@ -249,13 +253,14 @@ class OpenCLBackend(GPUBackend):
 
     def _write(self, mem, array):
         ev = self.ffi.new("cl_event *")
-        st = self.cl.clEnqueueWriteBuffer(self._queue, mem, 0, 0, array.nbytes, self.ffi.from_buffer(array),
-                                          0, self.ffi.NULL, ev)
-        self._check(st, "clEnqueueWriteBuffer")
-        # the queue reads `array` later: keep it alive until the write has run
-        self._pending.append((ev[0], array))
-        if len(self._pending) > 64:
-            self._retire(len(self._pending) - 32)
+        with self._lock:
+            st = self.cl.clEnqueueWriteBuffer(self._queue, mem, 0, 0, array.nbytes, self.ffi.from_buffer(array),
+                                              0, self.ffi.NULL, ev)
+            self._check(st, "clEnqueueWriteBuffer")
+            # the queue reads `array` later: keep it alive until the write has run
+            self._pending.append((ev[0], array))
+            if len(self._pending) > 64:
+                self._retire(len(self._pending) - 32)
 
     def _retire(self, count=None):
         """Drop host arrays of writes that have completed (all of them after a wait)."""
