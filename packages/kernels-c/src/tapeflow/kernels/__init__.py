@@ -56,7 +56,11 @@ _STATUS = {
     EBADARG: "invalid argument",
 }
 
-_BACKENDS = {"cpu": "tapeflow.kernels.cpu:CPUBackend"}
+_BACKENDS = {
+    "cpu": "tapeflow.kernels.cpu:CPUBackend",
+    "opencl": "tapeflow.kernels.opencl:OpenCLBackend",
+    "cuda": "tapeflow.kernels.cuda:CUDABackend",
+}
 _instances: dict = {}
 
 
