@@ -1041,7 +1041,7 @@ class GPUBackend(Backend):
             nb = min(per, n - n0)
             rows = nb * plane
             col = self._buffer(rows * k * es)
-            self._run("conv", f"im2col_{SUF[dt]}", rows * g[4] * g[5], "BBGll", x, col, g, n0, rows)
+            self._run("conv", f"im2col_{SUF[dt]}", rows, "BBGll", x, col, g, n0, rows)
             dst = y if nb == n else self._buffer(rows * oc * es)
             self._matmul_into(dt, 0, 0, rows, oc, k, col, w, dst)
             if dst is not y:
@@ -1084,7 +1084,7 @@ class GPUBackend(Backend):
             nb = min(per, n - n0)
             rows = nb * plane
             col = self._buffer(rows * k * es)
-            self._run("conv", f"im2col_{SUF[dt]}", rows * g[4] * g[5], "BBGll", x, col, g, n0, rows)
+            self._run("conv", f"im2col_{SUF[dt]}", rows, "BBGll", x, col, g, n0, rows)
             dy_b = dy if nb == n else self._slice(dy, n0 * plane * oc * es, rows * oc * es)
             # dw [k, oc] (+)= col^T [k, rows] @ dy [rows, oc]
             if n0 == 0:

@@ -251,21 +251,26 @@ POOLS(f64, double)
  * the receptive field of pixel r (zeros outside the input); col2im sums a column matrix back into
  * the input pixels it came from (a gather: each input element adds up its taps). */
 #define IM2COL(DS, T)                                                                               \
-/* one work-item per (output pixel, tap): a run of c channels copied or zeroed */                  \
+/* one work-item per output pixel: its kh * kw runs of c channels, copied or zeroed             */ \
 KERNEL im2col_##DS(const G T *X, G T *COL, geom_t geom, i64 n0, i64 rows) {                         \
     GEOM                                                                                            \
-    const i64 taps = KH * KW, K = taps * C;                                                         \
-    i64 e = GID0();                                                                                 \
-    if (e >= rows * taps) return;                                                                   \
-    i64 r = e / taps, tap = e - r * taps, i = tap / KW, j = tap - i * KW;                           \
+    const i64 K = KH * KW * C;                                                                      \
+    i64 r = GID0();                                                                                 \
+    if (r >= rows) return;                                                                          \
     i64 rr = r + n0 * OH * OW, n = rr / (OW * OH), rem = rr - n * OW * OH, oh = rem / OW, ow = rem - oh * OW; \
-    i64 ih = oh * SH - PT + i * DH, iw = ow * SW - PL + j * DW;                                     \
-    G T *dst = COL + r * K + tap * C;                                                               \
-    if (ih >= 0 && ih < H && iw >= 0 && iw < W) {                                                   \
-        const G T *src = X + ((n * H + ih) * W + iw) * C;                                           \
-        for (i64 q = 0; q < C; q++) dst[q] = src[q];                                                \
-    } else {                                                                                        \
-        for (i64 q = 0; q < C; q++) dst[q] = 0;                                                     \
+    G T *dst = COL + r * K;                                                                         \
+    const G T *xn = X + n * H * W * C;                                                              \
+    for (i64 i = 0; i < KH; i++) {                                                                  \
+        i64 ih = oh * SH - PT + i * DH;                                                             \
+        for (i64 j = 0; j < KW; j++, dst += C) {                                                    \
+            i64 iw = ow * SW - PL + j * DW;                                                         \
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W) {                                           \
+                const G T *src = xn + (ih * W + iw) * C;                                            \
+                for (i64 q = 0; q < C; q++) dst[q] = src[q];                                        \
+            } else {                                                                                \
+                for (i64 q = 0; q < C; q++) dst[q] = 0;                                             \
+            }                                                                                       \
+        }                                                                                           \
     }                                                                                               \
 }                                                                                                   \
 /* one work-item per input pixel of images [n0, n0 + nimg): every channel's taps summed */         \
