@@ -1,5 +1,5 @@
 """Training-step benchmarks: an MLP, the seeds' small CNN and the seeds' LSTM cell, beside PyTorch and
-TensorFlow (raw ops with a tape, and Keras) measured in this one process.
+TensorFlow (raw ops with a tape, and Keras), in one run.
 
 * MLP 784-256-256-10 (ReLU), batch 128, sparse softmax cross-entropy, SGD: one step = forward,
   backward, update.  tapeflow twice: raw ops on a tape, and Keras-style layers.
@@ -7,17 +7,24 @@ TensorFlow (raw ops with a tape, and Keras) measured in this one process.
 * LSTM cell: the seeds' ``lstm_cell`` (concat, matmul, split, sigmoid/tanh), batch 32, input 128,
   hidden 256: one forward step, and forward + backward.
 
-Targets (issue 5): MLP < 2 ms, CNN < 6 ms, LSTM cell < 0.25 ms per step.  The frameworks take
-turns within each timing round, so a busy machine slows them alike; the best round counts.
+Targets (issue 5): MLP < 2 ms, CNN < 6 ms, LSTM cell < 0.25 ms per step.  Each framework runs in
+its own worker process (one OpenMP runtime per process: importing PyTorch next to tapeflow makes
+tapeflow's kernels run on PyTorch's bundled libgomp, many times slower), the workers take turns
+(``--rounds``, default 3) so a busy machine slows them alike, and the best round counts.
 Finally the tapeflow MLP step is profiled to show where its Python time goes.
 
-usage: python benchmarks/bench_train.py [--quick] [mlp] [cnn] [lstm] [profile]   (default: all four)
+``--threads 1`` runs every framework on one thread (OpenMP, OpenBLAS, MKL, PyTorch, TensorFlow):
+the per-step cost without thread scheduling, steadier on a shared machine.
+
+usage: python benchmarks/bench_train.py [--quick] [--rounds N] [--threads N] [mlp] [cnn] [lstm] [profile]
 """
 from __future__ import annotations
 
 import cProfile
+import json
 import os
 import pstats
+import subprocess
 import sys
 import time
 
@@ -25,26 +32,43 @@ import numpy as np
 
 from _common import optional, save, table
 
-import tapeflow as tf
-
-torch = optional("torch")
-tensorflow = optional("tensorflow")
-THREADS = os.cpu_count() or 1
-if torch is not None:
-    torch.set_num_threads(THREADS)
 QUICK = "--quick" in sys.argv
-PARTS = {a for a in sys.argv[1:] if not a.startswith("-")} or {"mlp", "cnn", "lstm", "profile"}
+ARGS = [a for a in sys.argv[1:]]
+WORKER = ARGS[ARGS.index("--worker") + 1] if "--worker" in ARGS else None
+ROUNDS = int(ARGS[ARGS.index("--rounds") + 1]) if "--rounds" in ARGS else 3
+PARTS = {a for a in ARGS if a in ("mlp", "cnn", "lstm", "profile")} or {"mlp", "cnn", "lstm", "profile"}
+THREADS = int(ARGS[ARGS.index("--threads") + 1]) if "--threads" in ARGS else (os.cpu_count() or 1)
+if "--threads" in ARGS:  # before any runtime starts
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(THREADS)
 rng = np.random.default_rng(0)
-results: dict = {"threads": THREADS}
+tf = torch = tensorflow = None
+if WORKER == "tapeflow":
+    import tapeflow as tf
+elif WORKER == "pytorch":
+    torch = optional("torch")
+    if torch is not None:
+        torch.set_num_threads(THREADS)
+elif WORKER == "tensorflow":
+    tensorflow = optional("tensorflow")
+    if tensorflow is not None and "--threads" in ARGS:
+        tensorflow.config.threading.set_intra_op_parallelism_threads(THREADS)
+        tensorflow.config.threading.set_inter_op_parallelism_threads(THREADS)
 
 
-def interleaved(fns: dict, number: int, repeat: int = 7) -> dict:
-    """Seconds per call of each function: best of ``repeat`` rounds, the frameworks taking turns."""
+def optional_installed(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def interleaved(fns: dict, number: int, repeat: int = 5) -> dict:
+    """Seconds per call of each function: best of ``repeat`` rounds, the functions taking turns."""
     for f in fns.values():
         for _ in range(3):
             f()
     best = {k: float("inf") for k in fns}
-    for _ in range(3 if QUICK else repeat):
+    for _ in range(2 if QUICK else repeat):
         for k, f in fns.items():
             n = max(2, number // 4) if k.startswith("tensorflow") else number
             t0 = time.perf_counter()
@@ -62,8 +86,8 @@ def report(title, times, target_ms, ref="tapeflow"):
     rows = []
     for k, t in times.items():
         rows.append([k, ms(t), f"{t / times[ref]:.2f}x"])
-    print(table(f"{title} (ms per step; ratio = other / {ref}, >1 means tapeflow is faster; "
-                f"target < {target_ms} ms)", ["framework", "ms/step", "ratio"], rows))
+    print(table(f"{title} (ms per step, {THREADS} thread(s); ratio = other / {ref}, >1 means tapeflow is "
+                f"faster; target < {target_ms} ms)", ["framework", "ms/step", "ratio"], rows))
 
 
 # ==== MLP 784-256-256-10, batch 128 =========================================================
@@ -160,17 +184,18 @@ def tf_keras_mlp():
     return step
 
 
-if "mlp" in PARTS:
-    fns = {"tapeflow": tapeflow_raw_mlp(), "tapeflow layers": tapeflow_layers_mlp(),
-           "tapeflow layers+Adam": tapeflow_layers_mlp("adam")}
+MEASURED: dict = {}  # workload -> {name: seconds per step} (in a worker)
+if WORKER and "mlp" in PARTS:
+    fns = {}
+    if tf is not None:
+        fns = {"tapeflow": tapeflow_raw_mlp(), "tapeflow layers": tapeflow_layers_mlp(),
+               "tapeflow layers+Adam": tapeflow_layers_mlp("adam")}
     if torch is not None:
         fns["pytorch"] = torch_mlp()
     if tensorflow is not None:
         fns["tensorflow raw+tape"] = tf_raw_mlp()
         fns["tensorflow keras"] = tf_keras_mlp()
-    mlp = interleaved(fns, 30)
-    report("MLP 784-256-256-10, batch 128, SGD", mlp, 2)
-    results["mlp_ms"] = {k: v * 1e3 for k, v in mlp.items()}
+    MEASURED["mlp"] = interleaved(fns, 30)
 
 # ==== the seeds' CNN, batch 32 ===============================================================
 xc_np = rng.normal(size=(32, 28, 28, 1)).astype(np.float32)
@@ -241,16 +266,14 @@ def tf_keras_cnn():
     return step
 
 
-if "cnn" in PARTS:
-    fns = {"tapeflow": tapeflow_cnn()}
+if WORKER and "cnn" in PARTS:
+    fns = {"tapeflow": tapeflow_cnn()} if tf is not None else {}
     if torch is not None:
         fns["pytorch"] = torch_cnn()
     if tensorflow is not None:
         fns["tensorflow raw+tape"] = tf_raw_cnn()
         fns["tensorflow keras"] = tf_keras_cnn()
-    cnn = interleaved(fns, 20)
-    report("The seeds' CNN (Conv2D 16-Conv2D 16-GAP-Dense 10), 28x28x1, batch 32, SGD", cnn, 6)
-    results["cnn_ms"] = {k: v * 1e3 for k, v in cnn.items()}
+    MEASURED["cnn"] = interleaved(fns, 20)
 
 # ==== the seeds' LSTM cell ===================================================================
 BATCH, IN, HID = 32, 128, 256
@@ -318,24 +341,18 @@ def tf_lstm():
     return fwd, fwd_bwd
 
 
-if "lstm" in PARTS:
-    makers = {"tapeflow": tapeflow_lstm}
+if WORKER and "lstm" in PARTS:
+    makers = {"tapeflow": tapeflow_lstm} if tf is not None else {}
     if torch is not None:
         makers["pytorch"] = torch_lstm
     if tensorflow is not None:
         makers["tensorflow"] = tf_lstm
     pairs = {k: m() for k, m in makers.items()}
-    fwd = interleaved({k: p[0] for k, p in pairs.items()}, 300)
-    both = interleaved({k: p[1] for k, p in pairs.items()}, 100)
-    rows = [[k, ms(fwd[k]), f"{fwd[k] / fwd['tapeflow']:.2f}x", ms(both[k]), f"{both[k] / both['tapeflow']:.2f}x"]
-            for k in pairs]
-    print(table("The seeds' LSTM cell, batch 32, input 128, hidden 256 (ms per step; target forward < 0.25 ms)",
-                ["framework", "forward", "ratio", "fwd+bwd", "ratio"], rows))
-    results["lstm_cell_forward_ms"] = {k: v * 1e3 for k, v in fwd.items()}
-    results["lstm_cell_fwd_bwd_ms"] = {k: v * 1e3 for k, v in both.items()}
+    MEASURED["lstm_fwd"] = interleaved({k: p[0] for k, p in pairs.items()}, 300)
+    MEASURED["lstm_fwd_bwd"] = interleaved({k: p[1] for k, p in pairs.items()}, 100)
 
 # ==== where the tapeflow MLP step's time goes ================================================
-if "profile" in PARTS:
+if WORKER == "tapeflow" and "profile" in PARTS and os.environ.get("BENCH_PROFILE"):
     step = tapeflow_layers_mlp()
     for _ in range(5):
         step()
@@ -369,5 +386,53 @@ if "profile" in PARTS:
             for (fn, ln, fu), (cc, _, tt, _, _) in top]
     print(table("Top functions by own time (µs per step)", ["function", "calls", "µs/step"],
                 [[r[0], r[1] // N, r[2]] for r in rows]))
-    results["mlp_profile_us_per_step"] = {g: t / N * 1e6 for g, t in groups.items()}
-save("train", results)
+    MEASURED["profile_us"] = {g: t / N * 1e6 for g, t in groups.items()}
+
+if WORKER:
+    print("RESULT " + json.dumps(MEASURED))
+    sys.exit(0)
+
+# ==== the parent: workers in turn, the best of each, the tables ==============================
+results: dict = {"threads": THREADS}
+best: dict = {}
+name = "train" if "--threads" not in ARGS else f"train_{THREADS}thread"
+frameworks = ["tapeflow"] + [f for f, mod in (("pytorch", "torch"), ("tensorflow", "tensorflow"))
+                              if optional_installed(mod)]
+for r in range(1 if QUICK else ROUNDS):
+    for fw in frameworks:
+        last = r == (0 if QUICK else ROUNDS - 1) and fw == "tapeflow" and "profile" in PARTS
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **({"BENCH_PROFILE": "1"} if last else {}))
+        out = subprocess.run([sys.executable, __file__, "--worker", fw] + [a for a in ARGS if a != "--worker"],
+                             capture_output=True, text=True, env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
+        if out.returncode:
+            sys.exit(f"the {fw} worker failed:\n{out.stderr[-3000:]}")
+        for line in out.stdout.splitlines():
+            if line.startswith("RESULT "):
+                for work, times in json.loads(line[7:]).items():
+                    dst = best.setdefault(work, {})
+                    for k, v in times.items():
+                        dst[k] = min(dst.get(k, float("inf")), v) if work != "profile_us" else v
+            elif last:
+                print(line)
+order = ["tapeflow", "tapeflow layers", "tapeflow layers+Adam", "pytorch", "tensorflow raw+tape", "tensorflow keras",
+         "tensorflow"]
+for work in best:
+    best[work] = {k: best[work][k] for k in sorted(best[work], key=order.index)} if work != "profile_us" else best[work]
+if "mlp" in best:
+    report("MLP 784-256-256-10, batch 128, SGD", best["mlp"], 2)
+    results["mlp_ms"] = {k: v * 1e3 for k, v in best["mlp"].items()}
+if "cnn" in best:
+    report("The seeds' CNN (Conv2D 16-Conv2D 16-GAP-Dense 10), 28x28x1, batch 32, SGD", best["cnn"], 6)
+    results["cnn_ms"] = {k: v * 1e3 for k, v in best["cnn"].items()}
+if "lstm_fwd" in best:
+    fwd, both = best["lstm_fwd"], best["lstm_fwd_bwd"]
+    rows = [[k, ms(fwd[k]), f"{fwd[k] / fwd['tapeflow']:.2f}x", ms(both[k]), f"{both[k] / both['tapeflow']:.2f}x"]
+            for k in fwd]
+    print(table(f"The seeds' LSTM cell, batch 32, input 128, hidden 256 (ms per step, {THREADS} thread(s); "
+                "target forward < 0.25 ms)",
+                ["framework", "forward", "ratio", "fwd+bwd", "ratio"], rows))
+    results["lstm_cell_forward_ms"] = {k: v * 1e3 for k, v in fwd.items()}
+    results["lstm_cell_fwd_bwd_ms"] = {k: v * 1e3 for k, v in both.items()}
+if "profile_us" in best:
+    results["mlp_profile_us_per_step"] = best["profile_us"]
+save(name, results)
