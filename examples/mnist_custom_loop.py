@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         for epoch in range(args.epochs):
             train_loss.reset_state()
             train_accuracy.reset_state()
-            for (batch, (images, labels)) in enumerate(dataset_train):
+            for images, labels in dataset_train:
                 loss_value = train_step(images, labels)
                 if int(global_step) % 10 == 0:
                     tf.summary.scalar("loss", loss_value, step=int(global_step))

@@ -224,7 +224,7 @@ def _assign_all(path, pairs):
     """Check every (key, array, variable) first, then assign: a mismatch changes nothing."""
     for key, arr, var in pairs:
         _check(path, key, arr, var)
-    for key, arr, var in pairs:
+    for _, arr, var in pairs:
         var.assign(constant(arr, dtype=var.dtype))
 
 

@@ -142,7 +142,7 @@ class InputSpec:
             if v is not None and (a >= r or a < -r or shape[a] != v):
                 self._fail(layer, index, f"expected axis {a} of input shape to have value {v}", shape)
         if self.shape is not None:
-            for i, (want, got) in enumerate(zip(self.shape, shape)):
+            for want, got in zip(self.shape, shape):
                 if want is not None and want != got:
                     self._fail(layer, index, f"expected shape={tuple(self.shape)}", shape)
 
