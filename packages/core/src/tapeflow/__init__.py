@@ -9,8 +9,6 @@ tapeflow-data), so importing is quick and a missing package says how to install 
 >>> print(tf.matmul([[2.]], [[2.]]))
 Tensor([[4.]], shape=(1, 1), dtype=float32)
 """
-from __future__ import annotations
-
 # the tapeflow namespace spans several distributions (kernels, core, autodiff, nn, data),
 # each of which may be installed on its own, regularly or in editable mode
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)

@@ -9,9 +9,17 @@ from .dtypes import (DType, as_dtype, bfloat16, bool_, float16, float32, float64
 from .tensor import Tensor, TensorShape, constant, convert_to_tensor  # noqa: F401
 from .devices import device, list_devices  # noqa: F401
 from .dispatch import REGISTRY, hooks, register  # noqa: F401
+from . import ops as _ops
 from .ops import *  # noqa: F401,F403
 from .ops import range_ as range  # noqa: F401,A001
 from .variables import Variable  # noqa: F401
 
 bool = bool_  # noqa: A001  (tf.bool, as TensorFlow spells it)
 half, double = float16, float64
+
+# what `import tapeflow as tf` shows: tensors, dtypes, devices, variables and the ops
+# (the registry, hooks and module internals stay under tapeflow.core)
+__all__ = ["DType", "as_dtype", "bfloat16", "bool", "bool_", "double", "float16", "float32", "float64", "half",
+           "int8", "int16", "int32", "int64", "uint8", "Tensor", "TensorShape", "constant", "convert_to_tensor",
+           "device", "list_devices", "Variable", "range", "dtypes", "errors"] + [
+    n for n in _ops.__all__ if n != "range_"]

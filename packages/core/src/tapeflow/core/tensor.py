@@ -185,7 +185,9 @@ class Tensor:
         dev = _device.get(device)
         if dev is self._dev:
             return self
-        return copy_to(self, dev)
+        from .ops.grad_ops import copy_to_device
+
+        return copy_to_device(self, dev)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu:0")

@@ -18,6 +18,10 @@ from .random_ops import *  # noqa: F401,F403,E402
 from .linalg_ops import *  # noqa: F401,F403,E402
 from .conv_ops import *  # noqa: F401,F403,E402
 
+# the public ops: what each family lists (the facade exports exactly these)
+__all__ = sorted(set(math_ops.__all__) | set(array_ops.__all__) | set(nn_ops.__all__) | set(random_ops.__all__)
+                 | set(linalg_ops.__all__) | set(conv_ops.__all__) | set(grad_ops.__all__))
+
 
 def _bool_or(x, y):
     return logical_or(x, y) if _is_bool(x, y) else bitwise_or(x, y)

@@ -1,8 +1,9 @@
-"""Ops that exist for differentiation: stop_gradient."""
+"""Ops that exist for differentiation: stop_gradient, and the device copy tapes must see."""
 from __future__ import annotations
 
+from .. import devices as _devices
 from ..dispatch import hooks, register, to_tensor
-from ..tensor import Tensor, make
+from ..tensor import Tensor, copy_to, make
 
 
 @register("stop_gradient", "StopGradient", nondiff="blocks gradients by definition")
@@ -22,6 +23,26 @@ def stop_gradient(input, name=None):
     rec = hooks.recorder
     if rec is not None:
         rec("stop_gradient", (x,), out, None)
+    return out
+
+
+@register("copy_to_device", "Copy")
+def copy_to_device(input, device):
+    """A copy of ``input`` on ``device``, recorded so gradients flow back to the source's device.
+
+    ``t.to(device)`` and the implicit copies of an op's inputs go through here.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.ops.grad_ops import copy_to_device
+    >>> copy_to_device(tf.constant([1.0]), "cpu:0").device
+    'cpu:0'
+    """
+    x = input if type(input) is Tensor else to_tensor(input, "Copy")
+    dev = _devices.get(device)
+    out = copy_to(x, dev)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("copy_to_device", (x,), out, {"device": dev.name})
     return out
 
 
