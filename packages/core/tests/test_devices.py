@@ -52,7 +52,8 @@ def test_list_devices_and_moves():
     names = [d.name for d in tf.config.list_devices()]
     assert names[0] == "cpu:0"
     assert tf.config.list_physical_devices("CPU")[0] == "cpu:0"
-    x = tf.constant([1.0, 2.0])
+    with tf.device("cpu:0"):
+        x = tf.constant([1.0, 2.0])
     assert x.cpu() is x and x.to("/cpu:0") is x
 
 
