@@ -102,7 +102,8 @@ _BY_CODE = {d.code: d for d in ALL}
 def as_dtype(value) -> DType:
     """Turn a DType, name, NumPy dtype or Python type into a :class:`DType`.
 
-    >>> as_dtype("float64"), as_dtype(int)
+    >>> import tapeflow as tf
+    >>> tf.as_dtype("float64"), tf.as_dtype(int)
     (tf.float64, tf.int32)
     """
     if isinstance(value, DType):
