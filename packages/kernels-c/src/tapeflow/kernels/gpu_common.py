@@ -160,7 +160,8 @@ class GPUBackend(Backend):
     def __init__(self):
         from . import get_backend
 
-        self.KERNELS = get_backend("cpu").KERNELS
+        cpu = get_backend("cpu")
+        self.KERNELS = cpu.KERNELS
         self._pool: dict = {}
         self._pooled = 0
         self._pool_limit = 1 << 30
@@ -168,7 +169,7 @@ class GPUBackend(Backend):
         self._lock = threading.RLock()
         self._kernels: dict = {}
         self._num_threads = 0
-        self._ftz = 1
+        self._ftz = cpu.get_ftz()   # denormals as the CPU backend currently treats them
         self._flag = None
         self._closed = False
         self.stats = {"allocs": 0, "reuses": 0, "frees": 0, "launches": 0, "syncs": 0}
