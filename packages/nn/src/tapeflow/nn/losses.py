@@ -143,15 +143,16 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1):
     """
     y_pred = _pred(y_pred)
     labels = y_true if type(y_true) is Tensor else K.convert_to_tensor(y_true)
-    if not labels.dtype.is_integer:
+    if not labels._dtype.is_integer:
         labels = K.cast(labels, K.int32)
-    if len(labels.shape) == len(y_pred.shape) and labels.shape[-1] == 1:
-        labels = K.reshape(labels, tuple(labels.shape[:-1]))
-    if tuple(labels.shape) != tuple(y_pred.shape[:-1]):
-        raise InvalidArgumentError(f"labels of shape {tuple(labels.shape)} do not match predictions of shape "
-                                   f"{tuple(y_pred.shape)}; allowed: labels of shape {tuple(y_pred.shape[:-1])}",
-                                   "SparseCategoricalCrossentropy")
-    if axis not in (-1, len(y_pred.shape) - 1):
+    ls, ps = labels._shape, y_pred._shape
+    if len(ls) == len(ps) and ls and ls[-1] == 1:
+        labels = K.reshape(labels, ls[:-1])
+        ls = ls[:-1]
+    if ls != ps[:-1]:
+        raise InvalidArgumentError(f"labels of shape {ls} do not match predictions of shape {ps}; allowed: labels "
+                                   f"of shape {ps[:-1]}", "SparseCategoricalCrossentropy")
+    if axis not in (-1, len(ps) - 1):
         raise InvalidArgumentError(f"axis must be the last axis, got {axis}", "SparseCategoricalCrossentropy")
     logits = y_pred if from_logits else K.log(K.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON))
     return K.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
@@ -214,22 +215,26 @@ def reduce_weighted(values, sample_weight=None, reduction="sum_over_batch_size")
     >>> float(tf.losses.reduce_weighted(tf.constant([1.0, 3.0]), [1.0, 0.0]))
     0.5
     """
-    reduction = _reduction(reduction)
+    return _reduce_weighted(values, sample_weight, _reduction(reduction))
+
+
+def _reduce_weighted(values, sample_weight, reduction):
     if sample_weight is not None:
         w = _true(sample_weight, values.dtype)
         w, values = _same_rank(w, values)
         if len(w.shape) < len(values.shape):
             w = K.reshape(w, tuple(w.shape) + (1,) * (len(values.shape) - len(w.shape)))
         values = values * w
-    if reduction == "none" or not values.shape or tuple(values.shape) == (0,):
+    shape = values._shape
+    if reduction == "none" or not shape or shape == (0,):
         return values
     total = K.reduce_sum(values)
     if reduction == "sum":
         return total
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         return K.div_no_nan(total, K.reduce_sum(K.cast(_true(sample_weight, values.dtype), values.dtype)))
-    n = values.shape.num_elements()
-    return total / float(n) if n else total
+    n = values._size
+    return K.truediv(total, float(n)) if n else total
 
 
 class Loss:
@@ -250,7 +255,7 @@ class Loss:
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         y_pred = _pred(y_pred)
-        return reduce_weighted(self.call(y_true, y_pred), sample_weight, self.reduction)
+        return _reduce_weighted(self.call(y_true, y_pred), sample_weight, self.reduction)
 
     def call(self, y_true, y_pred):
         raise TypeError(f"{type(self).__name__} must define call(y_true, y_pred)")

@@ -83,13 +83,9 @@ class Model(Layer):
         self.__dict__["_in_shape"] = tuple(input_shape)
 
     def _maybe_build(self, x):
-        # a subclassed model builds as its layers run
+        # a subclassed model builds as its layers run (Keras too marks it built before the first call)
         self.__dict__["_in_shape"] = _shape_of(x)
-
-    def __call__(self, *args, **kwargs):
-        out = super().__call__(*args, **kwargs)
         self.__dict__["built"] = True
-        return out
 
     # -- summary ----------------------------------------------------------------------------------
     def _summary_rows(self):

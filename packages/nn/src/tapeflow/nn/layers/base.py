@@ -120,18 +120,29 @@ class InputSpec:
     InputSpec(min_ndim=2, axes={-1: 4})
     """
 
-    __slots__ = ("ndim", "min_ndim", "max_ndim", "axes", "dtype", "shape")
+    __slots__ = ("ndim", "min_ndim", "max_ndim", "axes", "dtype", "shape", "_fast")
 
     def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None, axes=None):
         self.dtype, self.shape = dtype, shape
         self.ndim = len(shape) if shape is not None else ndim
         self.min_ndim, self.max_ndim, self.axes = min_ndim, max_ndim, dict(axes or {})
+        # a precomputed check for specs of only a minimum rank and fixed axes (Dense's)
+        simple = self.ndim is None and self.max_ndim is None and self.shape is None
+        self._fast = (self.min_ndim or 0, tuple((a, v) for a, v in self.axes.items() if v is not None)) \
+            if simple else None
 
     def check(self, x, layer, index=0):
         if type(x) is not Tensor:
             return
         shape = x._shape
         r = len(shape)
+        fast = self._fast
+        if fast is not None and r >= fast[0]:  # the common case: a minimum rank and fixed axes that match
+            for a, v in fast[1]:
+                if a < -r or shape[a] != v:
+                    break
+            else:
+                return
         if self.ndim is not None and r != self.ndim:
             self._fail(layer, index, f"expected ndim={self.ndim}, found ndim={r}", shape)
         if self.min_ndim is not None and r < self.min_ndim:
@@ -160,18 +171,11 @@ class InputSpec:
         return f"InputSpec({', '.join(parts)})"
 
 
-_CALL_FLAGS: dict = {}
-
-
 def _call_takes_training(cls) -> bool:
-    flag = _CALL_FLAGS.get(cls)
-    if flag is None:
-        try:
-            flag = "training" in inspect.signature(cls.call).parameters
-        except (TypeError, ValueError):
-            flag = False
-        _CALL_FLAGS[cls] = flag
-    return flag
+    try:
+        return "training" in inspect.signature(cls.call).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 # attributes of Layer itself, never walked for variables or layers
@@ -224,8 +228,11 @@ class Layer:
         d["_batch_input_shape"] = bis
         _bump()
 
+    _takes_training = False  # whether call() takes ``training`` (set per subclass)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls._takes_training = _call_takes_training(cls)
         b = cls.__dict__.get("build")
         if b is not None and not getattr(b, "_tf_wrapped", False):
             # ``built`` becomes True however build is reached (first call or a direct build())
@@ -531,18 +538,21 @@ class Layer:
             else:
                 spec.check(x, self)
         outer = _TRAINING[0]
-        training = kwargs.pop("training", None)
+        training = kwargs.pop("training", None) if kwargs else None
         if training is None:
             training = outer
-        if _call_takes_training(type(self)):
+        if self._takes_training:
             kwargs["training"] = training
         if self._losses:
             self._losses.clear()
-        _TRAINING[0] = training
-        try:
+        if training is outer:  # nothing to pass down that nested layers do not already see
             out = self.call(x, *rest, **kwargs)
-        finally:
-            _TRAINING[0] = outer
+        else:
+            _TRAINING[0] = training
+            try:
+                out = self.call(x, *rest, **kwargs)
+            finally:
+                _TRAINING[0] = outer
         if type(out) is Tensor:
             self.__dict__["_out_shape"] = out._shape
         return out
