@@ -946,7 +946,7 @@ def _mm_plan(sa, sb, ta, tb):
     return plan
 
 
-from ..debugging import check_numerics  # noqa: E402  (tf.check_numerics, the TF1 spelling the DESIGN lists)
+from ..debugging import check_numerics  # tf.check_numerics, the TF1 spelling the DESIGN lists)
 
 __all__ = [n for n, v in list(globals().items()) if callable(v) and getattr(v, "__module__", None) == __name__
            and not n.startswith("_")] + ["divide", "check_numerics"]
