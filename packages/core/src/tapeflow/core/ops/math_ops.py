@@ -4,6 +4,9 @@ from __future__ import annotations
 from tapeflow import kernels
 
 from .. import dtypes as _dt
+from ..debugging import (
+    check_numerics,  # re-exported: tf.check_numerics, the TF1 spelling
+)
 from ..dispatch import (
     alloc,
     hooks,
@@ -945,8 +948,6 @@ def _mm_plan(sa, sb, ta, tb):
     _mm_plans[(sa, sb, ta, tb)] = plan
     return plan
 
-
-from ..debugging import check_numerics  # tf.check_numerics, the TF1 spelling the DESIGN lists)
 
 __all__ = [n for n, v in list(globals().items()) if callable(v) and getattr(v, "__module__", None) == __name__
            and not n.startswith("_")] + ["divide", "check_numerics"]
