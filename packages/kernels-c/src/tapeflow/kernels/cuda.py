@@ -29,7 +29,7 @@ import threading
 import numpy as np
 
 from . import BackendUnavailable
-from .gpu_common import DeviceBuffer, GPUBackend, OutOfDeviceMemory, source
+from .gpu_common import DeviceBuffer, GPUBackend, out_of_memory, source
 
 _CDEF = """
 typedef int CUresult;
@@ -230,7 +230,7 @@ class CUDABackend(GPUBackend):
             self.cu.cuGetErrorName(status, name)
             label = self.ffi.string(name[0]).decode() if name[0] != self.ffi.NULL else f"CUDA error {status}"
             if status == CUDA_ERROR_OUT_OF_MEMORY:
-                raise OutOfDeviceMemory(getattr(self, "device_name", "cuda"), 0, f"{what}: {label}")
+                raise out_of_memory(getattr(self, "device_name", "cuda"), 0, f"{what}: {label}")
             raise CUDAError(f"{what} failed on {getattr(self, 'device_name', 'cuda')}: {label}")
 
     def compute_units(self) -> int:
@@ -247,7 +247,7 @@ class CUDABackend(GPUBackend):
         p = self.ffi.new("CUdeviceptr *")
         st = self.cu.cuMemAlloc_v2(p, nbytes)
         if st == CUDA_ERROR_OUT_OF_MEMORY:
-            raise OutOfDeviceMemory(self.device_name, nbytes, "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY")
+            raise out_of_memory(self.device_name, nbytes, "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY")
         self._check(st, "cuMemAlloc")
         return int(p[0])
 

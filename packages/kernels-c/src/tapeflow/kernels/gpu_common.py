@@ -64,6 +64,35 @@ class OutOfDeviceMemory(MemoryError):
                          + (f" ({detail})" if detail else ""))
 
 
+_MEMORY_ERROR = [OutOfDeviceMemory]
+
+
+def register_memory_error(cls) -> None:
+    """Make device out-of-memory errors instances of ``cls`` too (core registers its ResourceExhaustedError).
+
+    The kernels layer cannot import the layers above it; this lets ``except
+    tf.errors.ResourceExhaustedError`` catch a device running out of memory, with no
+    cost on the hot path.
+
+    >>> from tapeflow.kernels import gpu_common
+    >>> class Exhausted(MemoryError):
+    ...     pass
+    >>> gpu_common.register_memory_error(Exhausted)
+    >>> isinstance(gpu_common.out_of_memory("opencl:0", 1 << 40), Exhausted)
+    True
+    >>> gpu_common.register_memory_error(None)   # back to plain OutOfDeviceMemory
+    """
+    if cls is None or issubclass(OutOfDeviceMemory, cls):
+        _MEMORY_ERROR[0] = OutOfDeviceMemory
+    else:
+        _MEMORY_ERROR[0] = type("OutOfDeviceMemory", (OutOfDeviceMemory, cls), {"__module__": __name__})
+
+
+def out_of_memory(device: str, nbytes: int, detail: str = "") -> OutOfDeviceMemory:
+    """The error for ``device`` failing to allocate ``nbytes`` (of the registered class, see above)."""
+    return _MEMORY_ERROR[0](device, nbytes, detail)
+
+
 def _human(n: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
@@ -185,12 +214,12 @@ class GPUBackend(Backend):
                 self.stats["reuses"] += 1
                 return DeviceBuffer(mem, arg, nbytes, cap, self)
         if cap > self._max_alloc:
-            raise OutOfDeviceMemory(self.device_name, nbytes,
-                                    f"the largest buffer this device allows is {_human(self._max_alloc)}")
+            raise out_of_memory(self.device_name, nbytes,
+                                f"the largest buffer this device allows is {_human(self._max_alloc)}")
         try:
             mem = self._dev_alloc(cap)
         except OutOfDeviceMemory:
-            self.empty_cache()
+            self.empty_cache()   # give the pooled buffers back and try once more
             mem = self._dev_alloc(cap)
         self.stats["allocs"] += 1
         return DeviceBuffer(mem, self._arg_of(mem), nbytes, cap, self)

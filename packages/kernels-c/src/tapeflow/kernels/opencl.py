@@ -35,7 +35,7 @@ import numpy as np
 
 from . import BackendUnavailable
 from . import _clbind as B
-from .gpu_common import DeviceBuffer, GPUBackend, OutOfDeviceMemory, source
+from .gpu_common import DeviceBuffer, GPUBackend, out_of_memory, source
 
 _API = None
 _LOCK = threading.RLock()   # the first calls may come from several threads at once
@@ -222,7 +222,7 @@ class OpenCLBackend(GPUBackend):
     def _check(self, status, what):
         if status != 0:
             if status in B.OUT_OF_MEMORY:
-                raise OutOfDeviceMemory(self.device_name, 0, f"{what}: {B.error_name(status)}")
+                raise out_of_memory(self.device_name, 0, f"{what}: {B.error_name(status)}")
             raise OpenCLError(f"{what} failed on {self.device_name} ({self.hardware}): {B.error_name(status)}")
 
     def compute_units(self) -> int:
@@ -241,7 +241,7 @@ class OpenCLBackend(GPUBackend):
         st = self._err[0]
         if st != 0:
             if st in B.OUT_OF_MEMORY:
-                raise OutOfDeviceMemory(self.device_name, nbytes, B.error_name(st))
+                raise out_of_memory(self.device_name, nbytes, B.error_name(st))
             self._check(st, "clCreateBuffer")
         return mem
 
