@@ -266,7 +266,8 @@ def _infer_array(value, dtype):
     elif isinstance(value, numbers.Integral):
         arr = np.asarray(value, np.int32 if _INT32_MIN <= value <= _INT32_MAX else np.int64)
     elif isinstance(value, numbers.Real):
-        arr = np.asarray(value, np.float32)
+        # straight to a requested float dtype (no detour through float32)
+        arr = np.asarray(value, dtype.np if dtype is not None and dtype.is_floating else np.float32)
     else:
         try:
             arr = np.asarray(value)
@@ -278,7 +279,7 @@ def _infer_array(value, dtype):
             raise InvalidArgumentError(
                 f"cannot convert {_short(value)} to a tensor: ragged or mixed nesting "
                 f"(every row must have the same length and type)")
-        if arr.dtype == np.float64 and not _has_numpy_float64(value):
+        if arr.dtype == np.float64 and dtype is None and not _has_numpy_float64(value):
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= _INT32_MIN and arr.max() <= _INT32_MAX)):
             arr = arr.astype(np.int32)

@@ -231,11 +231,9 @@ def binary(name: str, code: int, x, y, op: str, allowed, bool_out: bool = False)
         x, y = on_device(x, dev), on_device(y, dev)
     if not (allowed_mask(allowed) >> dt.code) & 1:
         not_allowed(dt, allowed, op)
-    if dt.is_half:
-        from .math_ops import cast
-
-        out = binary_kernel(code, cast(x, F32), cast(y, F32), BOOL if bool_out else F32, op)
-        out = out if bool_out else cast(out, dt)
+    if dt.is_half:  # compute in float32, round once; only the op itself is recorded
+        out = binary_kernel(code, raw_cast(x, F32), raw_cast(y, F32), BOOL if bool_out else F32, op)
+        out = out if bool_out else raw_cast(out, dt)
     else:
         out = binary_kernel(code, x, y, BOOL if bool_out else dt, op)
     rec = hooks.recorder
@@ -256,19 +254,17 @@ def unary(name: str, code: int, x, op: str, allowed, param: float = 0.0, bool_ou
     if stack and stack[-1] is not None and stack[-1] is not dev:
         dev = stack[-1]
         x = on_device(x, dev)
-    if dt.is_half:
-        from .math_ops import cast
-
-        out = unary(name, code, cast(x, F32), op, (F32,), param, bool_out, attrs)
-        return out if bool_out else cast(out, dt)
-    out_dt = BOOL if bool_out else dt
+    src = raw_cast(x, F32) if dt.is_half else x  # half types compute in float32, round once
+    out_dt = BOOL if bool_out else src._dtype
     be = dev.backend
     size = x._size
     h, host = be.alloc(x._shape, out_dt.np)
-    st = be.unary(code, dt.code, x._h, h, size, param)
+    st = be.unary(code, src._dtype.code, src._h, h, size, param)
     if st:
         kernel_failed(st, "unary", op)
     out = make(h, host, x._shape, out_dt, dev, size)
+    if dt.is_half and not bool_out:
+        out = raw_cast(out, dt)
     rec = hooks.recorder
     if rec is not None:
         rec(name, (x,), out, attrs)
