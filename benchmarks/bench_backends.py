@@ -19,15 +19,14 @@ usage: python benchmarks/bench_backends.py [--quick]
 """
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 
 import numpy as np
-
-from _common import save, table
-
 import tapeflow as tf
 import tapeflow.kernels as K
+from _common import save, table
 
 QUICK = "--quick" in sys.argv
 REPEAT = 3 if QUICK else 7
@@ -39,7 +38,7 @@ def devices() -> list:
     for kind in ("opencl", "cuda"):
         try:
             K.get_backend(kind)
-        except Exception as e:  # not registered, no driver, no device
+        except Exception as e:  # noqa: BLE001 - not registered, no driver, no device
             print(f"{kind}: not measured ({str(e).splitlines()[0]})")
             continue
         found.append(f"{kind}:0")
@@ -114,7 +113,7 @@ def mlp_step():
     x = tf.constant(rng.standard_normal((128, 784)).astype(np.float32))
     y = tf.constant(rng.integers(0, 10, 128).astype(np.int64))
     params = []
-    for a, b in zip(sizes, sizes[1:]):
+    for a, b in itertools.pairwise(sizes):
         params += [tf.Variable((rng.standard_normal((a, b)) * np.sqrt(2 / a)).astype(np.float32)),
                    tf.Variable(tf.zeros([b]))]
 
@@ -175,7 +174,7 @@ def transfers(dev):
     best_in = best_out = float("inf")
     for _ in range(REPEAT):
         t0 = time.perf_counter()
-        h, _ = be.from_numpy(host)
+        _h, _ = be.from_numpy(host)
         be.synchronize()
         best_in = min(best_in, time.perf_counter() - t0)
         t0 = time.perf_counter()

@@ -15,7 +15,6 @@ import zlib
 
 import numpy as np
 import pytest
-
 import tapeflow as tf
 import tapeflow.kernels as K
 from opspec import ALL, FLOATS, INTS, load_specs, uniform
@@ -29,7 +28,7 @@ def _present(name: str) -> bool:
         return True
     except K.BackendUnavailable:
         return False
-    except Exception:   # a driver that fails to start counts as absent here; test_opencl/test_cuda say why
+    except Exception:  # noqa: BLE001 - a driver that fails to start counts as absent; test_opencl/test_cuda say why
         return False
 
 
@@ -47,7 +46,7 @@ def _run_on(device, spec, args, kwargs):
     with tf.device(device):
         try:
             return spec.run(tf, args, kwargs), None
-        except Exception as e:   # the same error on both devices is agreement too
+        except Exception as e:  # noqa: BLE001 - the same error on both devices is agreement too
             return None, e
 
 

@@ -14,7 +14,7 @@ Exit status 0 when everything compiles, 1 otherwise; 0 with a message when nvcc 
 missing and --require-nvcc is not given.
 
 >>> import subprocess, sys
->>> subprocess.run([sys.executable, __file__, "--list"], capture_output=True, text=True).stdout.split()[:2]
+>>> subprocess.run([sys.executable, __file__, "--list"], capture_output=True, text=True, check=False).stdout.split()[:2]
 ['elementwise', 'reduce']
 """
 from __future__ import annotations
@@ -54,10 +54,10 @@ def compile_family(nvcc: str, family: str, arch: str, outdir: pathlib.Path) -> t
     ptx = outdir / f"{family}.{arch}.ptx"
     cmd = [nvcc, "-x", "cu", "-std=c++17", f"-arch={arch}", "--ptx", "-fmad=false", "-DTPF_FP64=1",
            "-Xcudafe", "--display_error_number", "-diag-suppress=177,186", "-o", str(ptx), str(src)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         return False, proc.stderr + proc.stdout, []
-    kernels = re.findall(r"^\.visible \.entry (\w+)\(", ptx.read_text(), re.M)
+    kernels = re.findall(r"^\.visible \.entry (\w+)\(", ptx.read_text(), re.MULTILINE)
     return True, proc.stderr, kernels
 
 
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     if nvcc is None:
         print("nvcc not found (install the CUDA toolkit or set NVCC): CUDA kernels not compiled")
         return 1 if args.require_nvcc else 0
-    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout.strip().splitlines()[-1]
     print(f"{nvcc}: {version}")
     archs = args.arch or list(DEFAULT_ARCHS)
     failed = 0

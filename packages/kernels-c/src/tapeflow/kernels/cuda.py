@@ -25,6 +25,7 @@ import hashlib
 import os
 import pathlib
 import threading
+from typing import ClassVar
 
 import numpy as np
 
@@ -345,7 +346,7 @@ class CUDABackend(GPUBackend):
         return f[0]
 
     # --------------------------------------------------------------- launching
-    _CTYPES = {"l": "int64_t *", "i": "int32_t *", "I": "uint32_t *", "L": "uint64_t *", "d": "double *",
+    _CTYPES: ClassVar[dict] = {"l": "int64_t *", "i": "int32_t *", "I": "uint32_t *", "L": "uint64_t *", "d": "double *",
                "f": "float *", "p": "double *"}
 
     def _launch(self, k, gsize, lsize, sig, args):

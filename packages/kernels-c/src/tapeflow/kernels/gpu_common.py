@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import pathlib
 import threading
+from typing import ClassVar
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def source(family: str) -> str:
 class DeviceBuffer:
     """A handle to device memory.  Dropping the last reference returns it to the pool."""
 
-    __slots__ = ("mem", "arg", "nbytes", "cap", "_owner", "__weakref__")
+    __slots__ = ("__weakref__", "_owner", "arg", "cap", "mem", "nbytes")
 
     def __init__(self, mem, arg, nbytes, cap, owner):
         self.mem, self.arg, self.nbytes, self.cap, self._owner = mem, arg, nbytes, cap, owner
@@ -141,7 +142,7 @@ class DeviceBuffer:
         if owner is not None:
             try:
                 owner._release(self.mem, self.arg, self.cap)
-            except Exception:  # interpreter shutdown: the driver may already be gone
+            except Exception:  # noqa: BLE001, S110 - interpreter shutdown: the driver may already be gone
                 pass
 
     def __repr__(self):
@@ -677,7 +678,7 @@ class GPUBackend(Backend):
         return self._run("index", f"one_hot_{elsize}_{isuf}", total, "BBllLLl", idx, out, depth, inner,
                          _value_bits(on, elsize), _value_bits(off, elsize), total)
 
-    _NZ = {F16: "h16", BF16: "h16", F32: "f32", F64: "f64", I8: "i8", U8: "u8", I16: "i16", I32: "i32",
+    _NZ: ClassVar[dict] = {F16: "h16", BF16: "h16", F32: "f32", F64: "f64", I8: "i8", U8: "u8", I16: "i16", I32: "i32",
            I64: "i64", BOOL: "u8"}
     _NZ_CHUNK = 1024
 
@@ -793,7 +794,7 @@ class GPUBackend(Backend):
         return self._run("join", f"linspace_{SUF[dt]}", n, "Blppp", out, n, float(start), float(stop), step)
 
     # ------------------------------------------------------------------- sort
-    _KEY = {F16: ("f", 4), BF16: ("f", 4), F32: ("f", 4), F64: ("d", 8), I8: ("l", 8), U8: ("l", 8),
+    _KEY: ClassVar[dict] = {F16: ("f", 4), BF16: ("f", 4), F32: ("f", 4), F64: ("d", 8), I8: ("l", 8), U8: ("l", 8),
             I16: ("l", 8), I32: ("l", 8), I64: ("l", 8), BOOL: ("l", 8)}
 
     def _sort(self, dt, x, vals, idx, idx_dt, outer, n, descending, k):

@@ -211,7 +211,7 @@ class OpenCLBackend(GPUBackend):
         """Let queued work finish before the interpreter (and the driver) go away."""
         try:
             self.cl.clFinish(self._queue)
-        except Exception:
+        except Exception:  # noqa: BLE001, S110 - at exit the driver may be partly torn down
             pass
         self._closed = True
 
@@ -315,7 +315,7 @@ class OpenCLBackend(GPUBackend):
         return self._options + (" -cl-denorms-are-zero" if self._ftz else "")
 
     def _cache_path(self, src: str) -> pathlib.Path:
-        key = hashlib.sha256("\0".join([src, self.build_options(), self._version]).encode()).hexdigest()[:32]
+        key = hashlib.sha256(f"{src}\x00{self.build_options()}\x00{self._version}".encode()).hexdigest()[:32]
         root = os.environ.get("TAPEFLOW_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tapeflow")
         return pathlib.Path(root) / "opencl" / f"{key}.bin"
 
