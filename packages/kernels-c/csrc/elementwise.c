@@ -400,17 +400,30 @@ int tpf_binary_strided(int op, int dt, int ndim, const int64_t *shape,
         }
     }
     int nt = TPF_NTHREADS(rows * n);
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
+    if (nt > rows) nt = (int)rows;
+    int64_t chunk = (rows + nt - 1) / nt;
+    /* each thread takes a block of rows and walks their offsets with an odometer
+     * (no division per row: broadcasts like x + bias have many short rows) */
+    TPF_PFOR(t, nt,
         tpf_fp_enter();
-        int64_t offa = 0, offb = 0, rem = r;
-        for (int d = ndim - 2; d >= 0; d--) {
-            int64_t i = rem % shape[d]; rem /= shape[d];
-            offa += i * astr[d]; offb += i * bstr[d];
+        int64_t r0 = t * chunk, r1 = r0 + chunk < rows ? r0 + chunk : rows;
+        if (r0 < r1) {
+            int64_t idx[TPF_MAXDIMS] = {0}, offa = 0, offb = 0, rem = r0;
+            for (int d = ndim - 2; d >= 0; d--) {
+                idx[d] = rem % shape[d]; rem /= shape[d];
+                offa += idx[d] * astr[d]; offb += idx[d] * bstr[d];
+            }
+            for (int64_t r = r0; r < r1; r++) {
+                fn((const char *)a + offa * es, astr[ndim - 1], (const char *)b + offb * es, bstr[ndim - 1],
+                   (char *)out + r * n * eo, n);
+                for (int d = ndim - 2; d >= 0; d--) {  /* next row */
+                    offa += astr[d]; offb += bstr[d];
+                    if (++idx[d] < shape[d]) break;
+                    offa -= shape[d] * astr[d]; offb -= shape[d] * bstr[d]; idx[d] = 0;
+                }
+            }
         }
-        fn((const char *)a + offa * es, astr[ndim - 1], (const char *)b + offb * es, bstr[ndim - 1],
-           (char *)out + r * n * eo, n);
-    }
+    );
     return TPF_OK;
 }
 
