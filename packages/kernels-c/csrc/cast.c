@@ -103,8 +103,7 @@ int tpf_cast(int src, const void *x, int dst, void *o, int64_t n) {
     if (src == dst) { memcpy(o, x, (size_t)n * tpf_dtype_size(src)); return TPF_OK; }
     int nt = TPF_NTHREADS(n);
     int64_t chunk = (n + nt - 1) / nt;
-    #pragma omp parallel for num_threads(nt) schedule(static)
-    for (int t = 0; t < nt; t++) {
+    TPF_PFOR(t, nt,
         int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
         if (lo >= hi) continue;
         if (src == TPF_F16 && dst == TPF_F32) FASTF(uint16_t, float, tpf_half_to_float)
@@ -119,6 +118,6 @@ int tpf_cast(int src, const void *x, int dst, void *o, int64_t n) {
         else if (src == TPF_BOOL && dst == TPF_F32) FAST(uint8_t, float)
         else if (src == TPF_I32 && dst == TPF_I64) FAST(int32_t, int64_t)
         else cast_range(src, x, dst, o, lo, hi);
-    }
+    );
     return TPF_OK;
 }
