@@ -14,6 +14,9 @@ from _common import best_of, optional, save, table
 
 import tapeflow as tf
 
+# load tapeflow's kernel library (and its OpenMP runtime) before the other frameworks,
+# whose bundled runtimes would otherwise be the ones our kernels bind to
+tf.exp(tf.constant([0.0]))
 torch = optional("torch")
 tensorflow = optional("tensorflow")
 jax = optional("jax")
