@@ -7,12 +7,13 @@
     nox -s install    fresh installs of each install shape (core + autodiff alone, full stack),
                       regular and editable
     nox -s docs       the Sphinx site, warnings as errors, examples run as tests
+    nox -s cuda_compile   every CUDA kernel compiled with nvcc (where nvcc is installed)
 """
 from __future__ import annotations
 
 import os
 import pathlib
-import subprocess
+import shutil
 import sys
 
 import nox
@@ -112,4 +113,11 @@ def docs(session):
     session.run("sphinx-build", "-W", "--keep-going", "-b", "doctest", "docs", "docs/_build/doctest")
 
 
-_ = (os, subprocess, sys)
+@nox.session(python=False)
+def cuda_compile(session):
+    """Compile every GPU kernel family as CUDA C++ with nvcc: the CUDA backend's sources, checked without a GPU."""
+    nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or \
+        next((p for p in ("/usr/local/cuda/bin/nvcc",) if os.path.exists(p)), None)
+    if nvcc is None:
+        session.skip("nvcc not found: the CUDA kernels are not compiled on this machine (install the CUDA toolkit)")
+    session.run(sys.executable, str(ROOT / "tools" / "compile_cuda.py"), "--require-nvcc", *session.posargs)

@@ -23,8 +23,8 @@ def test_malformed_and_unknown_devices():
 
 
 def test_soft_placement_falls_back_to_cpu_with_one_warning(monkeypatch):
-    if devices.accelerators():
-        pytest.skip("this machine has an accelerator, so 'gpu' does not fall back")
+    if devices.gpus():
+        pytest.skip("this machine has a GPU, so 'gpu' does not fall back")
     monkeypatch.setitem(devices._state, "warned", False)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -37,12 +37,12 @@ def test_soft_placement_falls_back_to_cpu_with_one_warning(monkeypatch):
 
 
 def test_no_soft_placement_raises(monkeypatch):
-    if devices.accelerators():
-        pytest.skip("this machine has an accelerator")
+    if devices.gpus():
+        pytest.skip("this machine has a GPU")
     monkeypatch.setitem(devices._state, "soft_placement", True)
     tf.config.set_soft_device_placement(False)
     try:
-        with pytest.raises(tf.errors.NotFoundError, match="no accelerator is available"):
+        with pytest.raises(tf.errors.NotFoundError, match="no GPU is available"):
             tf.device("/device:GPU:0")
     finally:
         tf.config.set_soft_device_placement(True)

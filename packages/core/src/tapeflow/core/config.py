@@ -50,7 +50,12 @@ def set_flush_denormals(enabled: bool) -> None:
 
     Denormal arithmetic is ~100x slower on x86; turn this off only when you need IEEE denormals.
     """
+    from tapeflow import kernels
+
     _cpu().set_ftz(1 if enabled else 0)
+    for be in list(kernels._instances.values()):  # accelerators follow the same switch
+        if be.name != "cpu" and callable(getattr(be, "set_ftz", None)):
+            be.set_ftz(1 if enabled else 0)
 
 
 def get_flush_denormals() -> bool:

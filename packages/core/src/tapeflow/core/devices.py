@@ -1,13 +1,13 @@
 """Devices: where a tensor lives and where an op runs.
 
 Names are ``cpu:0``, ``opencl:0``, ``cuda:0``; ``gpu`` means the first
-accelerator (CUDA, then OpenCL).  TensorFlow spellings are accepted
+GPU (CUDA, then an OpenCL GPU).  TensorFlow spellings are accepted
 (``/cpu:0``, ``/device:GPU:0``, ``/job:localhost/replica:0/task:0/device:CPU:0``).
 
 An op runs on the device of the innermost ``tf.device(...)`` scope, else on the
 device of its first tensor input, else on the default device (``cpu:0``, or the
 ``TAPEFLOW_DEVICE`` environment variable).  Inputs living elsewhere are copied.
-With no accelerator, ``gpu`` falls back to the CPU with one warning (soft
+With no GPU, ``gpu`` falls back to the CPU with one warning (soft
 placement), or raises when soft placement is off.
 
 >>> import tapeflow as tf
@@ -49,6 +49,11 @@ class Device:
                 be = kernels.get_backend(self.kind) if self.index == 0 else kernels.get_backend(self.name)
             except kernels.BackendUnavailable as e:
                 raise errors.NotFoundError(f"device {self.name} is not available: {e}") from None
+            if self.kind != "cpu":
+                # device out-of-memory errors become tapeflow's typed error
+                from tapeflow.kernels.gpu_common import register_memory_error
+
+                register_memory_error(errors.ResourceExhaustedError)
             self._backend = be
         return be
 
@@ -113,6 +118,30 @@ def accelerators() -> list:
     return found
 
 
+def gpus() -> list:
+    """Names of the accelerators that are GPUs: CUDA devices, then OpenCL devices of GPU type.
+
+    ``gpu`` means one of these, as in TensorFlow: a CPU-type OpenCL device (such as pocl's)
+    is reachable as ``opencl:N`` but is not a GPU.
+
+    >>> from tapeflow.core import devices
+    >>> set(devices.gpus()) <= set(devices.accelerators())
+    True
+    """
+    found = []
+    for kind in ("cuda", "opencl"):
+        if kind not in kernels.backend_names():
+            continue
+        try:
+            be = kernels.get_backend(kind)
+        except Exception:
+            continue
+        types = getattr(be, "device_types", None)
+        kinds = types() if types is not None else ["gpu"] * getattr(be, "device_count", lambda: 1)()
+        found += [f"{kind}:{i}" for i, t in enumerate(kinds) if t == "gpu"]
+    return found
+
+
 def get(spec) -> Device:
     """The Device for a name or Device, resolving ``gpu`` and soft placement."""
     if isinstance(spec, Device):
@@ -123,19 +152,19 @@ def get(spec) -> Device:
         return dev
     kind, index = name.split(":")
     if kind == "gpu":
-        accel = accelerators()
+        accel = gpus()
         if int(index) < len(accel):
             dev = get(accel[int(index)])
         elif _state["soft_placement"]:
             if not _state["warned"]:
                 _state["warned"] = True
-                warnings.warn(f"no accelerator found for {spec!r}; running on cpu:0 (soft placement). "
+                warnings.warn(f"no GPU found for {spec!r}; running on cpu:0 (soft placement). "
                               "tf.config.set_soft_device_placement(False) makes this an error.",
                               RuntimeWarning, stacklevel=3)
             return get("cpu:0")
         else:
             raise errors.NotFoundError(
-                f"device {spec!r} requested but no accelerator is available; devices: "
+                f"device {spec!r} requested but no GPU is available; devices: "
                 f"{', '.join(d.name for d in list_devices())}")
     else:
         if kind == "cpu" and index != "0":

@@ -15,6 +15,7 @@ Nothing is loaded at import: the compiled library is opened on first use.
 from __future__ import annotations
 
 import importlib
+import threading
 
 __version__ = "0.1.0"
 
@@ -62,6 +63,7 @@ _BACKENDS = {
     "cuda": "tapeflow.kernels.cuda:CUDABackend",
 }
 _instances: dict = {}
+_lock = threading.RLock()
 
 
 class BackendUnavailable(RuntimeError):
@@ -91,17 +93,24 @@ def backend_names() -> tuple:
 
 
 def get_backend(name: str = "cpu"):
-    """The backend instance called ``name`` (created on first use).
+    """The backend instance called ``name`` (``"cpu"``, ``"opencl"``, ``"opencl:1"``, ...), created on
+    first use (once, even when several threads ask at the same time).
 
     Raises :class:`BackendUnavailable` when the backend cannot run here.
     """
     inst = _instances.get(name)
     if inst is None:
-        try:
-            target = _BACKENDS[name]
-        except KeyError:
-            raise BackendUnavailable(
-                f"no backend named {name!r}; known: {', '.join(_BACKENDS)}") from None
-        mod, _, cls = target.partition(":")
-        inst = _instances[name] = getattr(importlib.import_module(mod), cls)()
+        with _lock:
+            inst = _instances.get(name)
+            if inst is None:
+                kind, _, index = name.partition(":")
+                try:
+                    target = _BACKENDS[kind]
+                except KeyError:
+                    raise BackendUnavailable(
+                        f"no backend named {name!r}; known: {', '.join(_BACKENDS)}") from None
+                mod, _, cls = target.partition(":")
+                klass = getattr(importlib.import_module(mod), cls)
+                inst = klass(int(index)) if index not in ("", "0") else klass()
+                _instances[name] = inst
     return inst
