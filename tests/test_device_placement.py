@@ -39,9 +39,6 @@ ACCEL, BACKEND = _accelerator()
 pytestmark = pytest.mark.skipif(ACCEL is None, reason="this machine has no accelerator backend (OpenCL or CUDA)")
 KIND = ACCEL.split(":")[0] if ACCEL else None
 
-_NO_GPUS = not hasattr(devices, "gpus")
-_GPUS_REASON = ("core's devices.py does not yet tell GPU-type accelerators apart (devices.gpus()), so 'gpu' "
-                "still means any accelerator, pocl's CPU device included; see the issue 6 report")
 
 
 def _gpu_devices():
@@ -116,9 +113,7 @@ def test_every_op_runs_on_the_scope_device_whatever_its_inputs():
                 if out.device != here:
                     misplaced.append(f"{name} ran on {out.device} inside tf.device({here!r})")
                 assert np.asarray(out.numpy()).size >= 0
-    if misplaced:
-        pytest.xfail("core ops that run on their input's device instead of the scope's (a core fix, see the "
-                     "issue 6 report): " + "; ".join(misplaced))
+    assert not misplaced, "ops that ran on their input's device instead of the scope's: " + "; ".join(misplaced)
 
 
 def test_scopes_are_per_thread():
@@ -184,7 +179,6 @@ def test_empty_and_scalar_tensors_move():
         assert on.shape == shape and on.device == ACCEL and on.cpu().shape == shape
 
 
-@pytest.mark.xfail(_NO_GPUS, reason=_GPUS_REASON, strict=True)
 def test_gpu_means_a_gpu():
     gpus = _gpu_devices()
     with tf.device("cpu:0"):
@@ -199,7 +193,6 @@ def test_gpu_means_a_gpu():
     assert moved.device == want and y.device == want
 
 
-@pytest.mark.xfail(_NO_GPUS, reason=_GPUS_REASON, strict=True)
 def test_without_a_gpu_gpu_falls_back_to_the_cpu_once_warned_or_raises(monkeypatch):
     if _gpu_devices():
         pytest.skip("this machine has a GPU, so 'gpu' does not fall back")
@@ -306,9 +299,7 @@ def test_device_errors_are_typed_and_name_the_device():
 def test_out_of_device_memory_is_a_memory_error_naming_the_device():
     with tf.device(ACCEL), pytest.raises(MemoryError, match=f"{ACCEL} is out of memory: cannot allocate") as e:
         tf.zeros([1 << 40, 1 << 20])
-    if not isinstance(e.value, tf.errors.ResourceExhaustedError):
-        pytest.xfail("core does not yet register ResourceExhaustedError with the kernels "
-                     "(tapeflow.kernels.gpu_common.register_memory_error); see the issue 6 report")
+    assert isinstance(e.value, tf.errors.ResourceExhaustedError)
 
 
 def test_no_op_falls_back_to_the_cpu():

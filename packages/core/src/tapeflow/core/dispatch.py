@@ -123,6 +123,14 @@ def run_device(*tensors):
     return _device.default_device()
 
 
+def scoped(t: Tensor) -> Tensor:
+    """``t`` on the innermost ``tf.device`` scope's device (itself when there is no scope or it is there)."""
+    stack = _device._scope.stack
+    if stack and stack[-1] is not None and stack[-1] is not t._dev:
+        return t.to(stack[-1])
+    return t
+
+
 def on_device(t: Tensor, dev) -> Tensor:
     return t if t._dev is dev else t.to(dev)
 

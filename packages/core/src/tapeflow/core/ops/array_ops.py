@@ -21,6 +21,7 @@ from .. import devices as _device
 from .. import dtypes as _dt
 from ..dispatch import (
     alloc,
+    scoped,
     hooks,
     kernel_failed,
     normalize_axis,
@@ -274,7 +275,7 @@ def zeros_like(input, dtype=None, name=None):
     [0, 0]
     """
     x = to_tensor(input, "ZerosLike")
-    with _device.device(x._dev):
+    with _device.device(_device.current() or x._dev):
         return fill(x._shape, 0, dtype or x._dtype)
 
 
@@ -287,7 +288,7 @@ def ones_like(input, dtype=None, name=None):
     [1.0, 1.0]
     """
     x = to_tensor(input, "OnesLike")
-    with _device.device(x._dev):
+    with _device.device(_device.current() or x._dev):
         return fill(x._shape, 1, dtype or x._dtype)
 
 
@@ -535,7 +536,7 @@ def reshape(tensor, shape, name=None):
     >>> tf.reshape(tf.range(6), [2, -1]).numpy().tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    x = tensor if type(tensor) is Tensor else to_tensor(tensor, "Reshape")
+    x = scoped(tensor if type(tensor) is Tensor else to_tensor(tensor, "Reshape"))
     shape = _shape_arg(shape, "Reshape")
     if shape.count(-1) > 1:
         raise InvalidArgumentError(f"only one dimension may be -1, got {list(shape)}", "Reshape")
@@ -564,7 +565,7 @@ def identity(input, name=None):
     >>> tf.identity(tf.constant([1.0])).numpy().tolist()
     [1.0]
     """
-    x = input if type(input) is Tensor else to_tensor(input, "Identity")
+    x = scoped(input if type(input) is Tensor else to_tensor(input, "Identity"))
     out = _view(x, x._shape)
     rec = hooks.recorder
     if rec is not None:
@@ -1695,7 +1696,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     >>> tf.one_hot([0, 2], 3).numpy().tolist()
     [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    dev = _creation_device() if not isinstance(indices, Tensor) else indices._dev
+    dev = _device.current() or (indices._dev if isinstance(indices, Tensor) else _creation_device())
     idx = _index_tensor(indices, "OneHot", dev=dev)
     d = _int_arg(depth, "OneHot", "depth")
     if d < 0:

@@ -9,6 +9,7 @@ from ..debugging import (
 )
 from ..dispatch import (
     alloc,
+    scoped,
     hooks,
     kernel_failed,
     normalize_axes,
@@ -498,6 +499,7 @@ def cast(x, dtype, name=None):
     dtype = _dt.as_dtype(dtype)
     if type(x) is not Tensor:
         x = to_tensor(x, "Cast")
+    x = scoped(x)
     if x._dtype is dtype:
         return x
     out = _cast_raw(x, dtype)
@@ -595,6 +597,7 @@ def _red_plan(shape, axis, keepdims, tf_name):
 def _reduce(name, code, x, axis, keepdims, tf_name, allowed):
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
+    x = scoped(x)
     dt = x._dtype
     if dt not in allowed:
         raise InvalidArgumentError(f"{tf_name} does not support {dt.name}; allowed: "
@@ -815,6 +818,7 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=_dt.int64, name=None):
 def _argreduce(which, x, axis, output_type, tf_name):
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
+    x = scoped(x)
     output_type = _dt.as_dtype(output_type)
     if output_type not in (_dt.int32, _dt.int64, _dt.int16, _dt.uint8, _dt.int8):
         raise InvalidArgumentError(f"output_type = {output_type.name}; allowed: int32, int64", tf_name)
