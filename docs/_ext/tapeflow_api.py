@@ -147,6 +147,7 @@ GROUPS = {
     "tapeflow.nn.layers.rnn": "Recurrent layers",
     "tapeflow.nn.models": "Models",
     "tapeflow.nn.train": "Checkpoints",
+    "tapeflow.nn.checkpoint": "Checkpoints",
     "tapeflow.data.dataset": "Datasets",
     "tapeflow.data.readers": "Readers",
     "tapeflow.data._structure": "Element specs",

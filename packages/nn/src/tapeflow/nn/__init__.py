@@ -22,11 +22,11 @@ for _n in list(_nn_ops.__all__) + list(_conv_ops.__all__):
     globals()[_n] = getattr(_nn_ops, _n, None) or getattr(_conv_ops, _n)
 del _n
 
-from . import (activations, backend, callbacks, initializers, layers, losses, metrics, optimizers,  # noqa: E402,F401
-               regularizers, summary, train)
+from . import (activations, backend, callbacks, checkpoint, initializers, layers, losses, metrics,  # noqa: E402,F401
+               optimizers, regularizers, summary, train)
 from .layers import *  # noqa: E402,F401,F403
 from .layers import Input, InputLayer, InputSpec, Layer  # noqa: E402,F401
 from .models import Model, Sequential  # noqa: E402,F401
-from .train import Checkpoint, CheckpointManager  # noqa: E402,F401
+from .checkpoint import Checkpoint, CheckpointManager  # noqa: E402,F401
 
 models = __import__("tapeflow.nn.models", fromlist=["Model"])

@@ -355,20 +355,20 @@ class Model(Layer):
         """
         import os
 
-        from . import train
+        from . import checkpoint
 
-        if not overwrite and os.path.exists(train._file(filepath)):
-            raise FileExistsError(f"{train._file(filepath)!r} exists and overwrite=False")
-        train.save_into(self, filepath)
+        if not overwrite and os.path.exists(checkpoint._file(filepath)):
+            raise FileExistsError(f"{checkpoint._file(filepath)!r} exists and overwrite=False")
+        checkpoint.save_into(self, filepath)
 
     def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
         """Restore the weights written by ``save_weights`` (into an unbuilt model: when it builds).
 
         A mismatched or damaged file raises before any weight changes.
         """
-        from . import train
+        from . import checkpoint
 
-        return train.restore_into(self, filepath)
+        return checkpoint.restore_into(self, filepath)
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable}

@@ -40,7 +40,7 @@ _VERSION = [0]
 # the ``training`` flag of the innermost layer call, inherited by nested layers called without one
 _TRAINING = [None]
 _NAME_COUNTS: dict = {}
-# checkpoint restores waiting for variables that do not exist yet (see tapeflow.nn.train)
+# checkpoint restores waiting for variables that do not exist yet (see tapeflow.nn.checkpoint)
 _PENDING_RESTORES: list = []
 
 
@@ -447,9 +447,9 @@ class Layer:
             self._regularized.append((var, _reg.get(regularizer)))
         _bump()
         if _PENDING_RESTORES:
-            from .. import train
+            from .. import checkpoint
 
-            train._run_deferred()
+            checkpoint._run_deferred()
         return var
 
     def count_params(self) -> int:

@@ -100,9 +100,9 @@ class Optimizer:
             self._slots[var] = slots
             self._order.append(var)
             if _base._PENDING_RESTORES:
-                from .. import train
+                from .. import checkpoint
 
-                train._run_deferred()
+                checkpoint._run_deferred()
         return slots
 
     def get_slot(self, var, name):
