@@ -4,7 +4,15 @@ Every ``csrc/*.c`` is compiled into one extension; every ``cdef/*.h`` is
 declared to cffi.  A kernel family adds one C file and one cdef header and
 touches nothing else here.  OpenBLAS comes from the ``scipy-openblas32``
 wheel (the build NumPy and SciPy ship), linked with an rpath to its folder.
+
+The library records how it was built: ``tpf_build_info()`` returns the compile
+flags, the CFLAGS/LDFLAGS/CC of the environment and ``TPF_BUILD_TAG`` when one was
+defined (``CFLAGS=-DTPF_BUILD_TAG=x``).  ``flags_signature()`` hashes the same
+things: setup.py keys its build folder by it and rebuilds whenever it changes, so
+a build never reuses objects or a library made with other flags.
 """
+import hashlib
+import json
 import os
 import pathlib
 import platform
@@ -23,6 +31,44 @@ def _openblas():
     return ob.get_include_dir(), ob.get_lib_dir(), ob.get_library()
 
 
+# the environment variables a compiler driver or distutils reads for a build
+ENV_FLAGS = ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED")
+
+
+def compile_flags() -> list:
+    cflags = ["-O3", "-std=c11", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
+              "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
+    if os.environ.get("TAPEFLOW_DEBUG_BUILD"):
+        cflags = [f for f in cflags if f != "-O3"] + ["-O0", "-g"]
+    return cflags
+
+
+def build_info() -> str:
+    """The flags of a build from this environment, as ``tpf_build_info()`` reports them."""
+    env = " ".join(f"{k}={os.environ[k]}" for k in ENV_FLAGS if os.environ.get(k))
+    return " ".join(compile_flags()) + (f" {env}" if env else "")
+
+
+def flags_signature() -> str:
+    """A hash of everything that changes the compiled objects other than the sources."""
+    inc, libdir, lib = _openblas()
+    key = json.dumps([build_info(), inc, libdir, lib, sys.version_info[:2]])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+_BUILD_INFO_C = """
+#define TPF_STR2_(x) #x
+#define TPF_STR_(x) TPF_STR2_(x)
+const char *tpf_build_info(void) {
+#ifdef TPF_BUILD_TAG
+    return %s " TPF_BUILD_TAG=" TPF_STR_(TPF_BUILD_TAG);
+#else
+    return %s;
+#endif
+}
+"""
+
+
 def make_builder(absolute: bool = False):
     """setuptools wants source paths relative to setup.py; cffi's own compile() runs
     in a temporary folder and needs them absolute."""
@@ -31,13 +77,11 @@ def make_builder(absolute: bool = False):
     decls = "".join(p.read_text() for p in sorted(CDEF.glob("*.h")))
     ffi.cdef(decls)
     sources = sorted(str(p if absolute else p.relative_to(HERE)) for p in CSRC.glob("*.c"))
-    cflags = ["-O3", "-std=c11", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
-              "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
-    if os.environ.get("TAPEFLOW_DEBUG_BUILD"):
-        cflags = [f for f in cflags if f != "-O3"] + ["-O0", "-g"]
+    cflags = compile_flags()
+    info = json.dumps(build_info(), ensure_ascii=True)   # a valid C string literal
     ffi.set_source(
         "tapeflow.kernels._cpu",
-        f'#include "tpf.h"\n{decls}',
+        f'#include "tpf.h"\n{decls}' + _BUILD_INFO_C % (info, info),
         sources=sources,
         include_dirs=[str(CSRC), inc],
         libraries=[lib, "m"],

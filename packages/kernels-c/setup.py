@@ -1,4 +1,46 @@
-from setuptools import setup
+"""Everything else lives in pyproject.toml; cffi's build hook needs setup().
 
-# Everything else lives in pyproject.toml; cffi's build hook needs setup().
-setup(cffi_modules=["build_ffi.py:ffibuilder"])
+build_ext is keyed by the build's flags (build_ffi.flags_signature: compile flags,
+CC/CFLAGS/CPPFLAGS/LDFLAGS, OpenBLAS, Python): objects go to a folder per
+signature, and the library is rebuilt whenever the signature of the one already at
+the destination differs, so reinstalling with new CFLAGS never ships the old
+library as "already up-to-date".
+"""
+import hashlib
+import os
+import sys
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_ffi
+
+
+class FlagKeyedBuildExt(build_ext):
+    def finalize_options(self):
+        super().finalize_options()
+        self._stamps = self.build_temp
+        self.build_temp = os.path.join(self.build_temp, "flags-" + build_ffi.flags_signature())
+
+    def build_extension(self, ext):
+        dest = os.path.abspath(self.get_ext_fullpath(ext.name))
+        stamp = os.path.join(self._stamps, "built-" + hashlib.sha256(dest.encode()).hexdigest()[:16])
+        sig = build_ffi.flags_signature()
+        try:
+            with open(stamp) as f:
+                same = f.read().strip() == sig
+        except OSError:
+            same = False
+        force = self.force
+        self.force = force or not same or not os.path.exists(dest)
+        try:
+            super().build_extension(ext)
+        finally:
+            self.force = force
+        os.makedirs(self._stamps, exist_ok=True)
+        with open(stamp, "w") as f:
+            f.write(sig + "\n")
+
+
+setup(cffi_modules=["build_ffi.py:ffibuilder"], cmdclass={"build_ext": FlagKeyedBuildExt})

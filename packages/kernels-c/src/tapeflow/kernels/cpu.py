@@ -58,6 +58,9 @@ class CPUBackend(Backend):
         self.KERNELS = tuple(n[len(prefix):] for n in dir(lib) if n.startswith(prefix))
         for kname in self.KERNELS:
             setattr(self, kname, getattr(lib, prefix + kname))
+        raw_info = lib.tpf_build_info
+        # the compile flags of this library (a str, as on the other backends)
+        self.build_info = lambda: ffi.string(raw_info()).decode()
 
     def to_numpy(self, handle, host, shape, np_dtype):
         return host

@@ -344,6 +344,11 @@ class GPUBackend(Backend):
     def get_ftz(self):
         return self._ftz
 
+    def build_info(self) -> str:
+        """How this backend's kernels are compiled: the device compiler's options."""
+        opts = self.build_options()
+        return opts if isinstance(opts, str) else " ".join(opts)
+
     # --------------------------------------------------------- elementwise
     def unary(self, op, dt, x, out, n, param):
         if op < 0 or op >= len(UNARY_OPS):
