@@ -147,13 +147,15 @@ def test_file_cache_is_written_once_and_read_by_another_dataset(tmp_path):
     prefix = str(tmp_path / "cache")
     ds = Dataset.range(4).map(f).cache(prefix)
     first = [int(e["t"]) for e in ds]
-    assert first == [0, 1, 2, 3] and calls == [0, 1, 2, 3]
+    # the file's header records the element_spec: f also ran on the two placeholder elements that
+    # give it (as TensorFlow traces a map function once)
+    assert first == [0, 1, 2, 3] and calls[-4:] == [0, 1, 2, 3] and len(calls) <= 6
     assert (tmp_path / "cache.tpfcache").exists()
+    n = len(calls)
     again = Dataset.range(4).map(f).cache(prefix)
     out = list(again.as_numpy_iterator())
-    # read back, not recomputed: f ran only on the two placeholder elements that give the element
-    # structure (as TensorFlow traces a map function once)
-    assert calls[:4] == [0, 1, 2, 3] and len(calls) <= 6
+    # read back, not recomputed: f ran only on the placeholders of the new dataset's element_spec
+    assert len(calls) <= n + 2
     assert [e["v"].tolist() for e in out] == [[0, 0], [1, 1], [2, 2], [3, 3]] and out[0]["v"].dtype == np.int64
 
 
@@ -188,8 +190,9 @@ def test_damaged_cache_file_is_reported(tmp_path):
     list(Dataset.range(3).cache(prefix))
     path = tmp_path / "d.tpfcache"
     path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(tf.errors.DataLossError, match=r"truncated cache file.*\[Op:CacheDataset\]"):
+    with pytest.raises(tf.errors.DataLossError, match=r"truncated or incomplete cache file.*\[Op:CacheDataset\]"):
         list(Dataset.range(3).cache(prefix))
     list(Dataset.zip(Dataset.range(2), Dataset.range(2)).cache(str(tmp_path / "e")))
-    with pytest.raises(tf.errors.DataLossError, match="cached elements have 2 components, this dataset's have 1"):
+    # a whole file of other elements is not damage: InvalidArgumentError, as TensorFlow reports it
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"holds elements \(\., \.\) .* are \. of"):
         list(Dataset.range(2).cache(str(tmp_path / "e")))
