@@ -33,6 +33,7 @@ from tapeflow.core.errors import DataLossError, InvalidArgumentError
 from tapeflow.core.tensor import Tensor, constant
 
 from . import _structure as S
+from ._common import _close
 
 MAGIC = b"TPFCACHE"
 VERSION = 2
@@ -110,8 +111,6 @@ def _check_header(path, header, spec):
 # ---- writing --------------------------------------------------------------------------------
 
 def _write_through(ds, ctx, path):
-    from .dataset import _close
-
     spec = ds.element_spec
     flat_spec = S.flatten(spec)
     head = json.dumps(_header(spec), separators=(",", ":")).encode()

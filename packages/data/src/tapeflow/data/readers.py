@@ -17,15 +17,10 @@ import numpy as np
 from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundError
 
 from . import _structure as S
+from ._common import AUTOTUNE, UNKNOWN_CARDINALITY, _count, _interleave
+from ._sources import TensorSliceDataset
 from ._structure import TensorSpec
-from .dataset import (
-    AUTOTUNE,
-    UNKNOWN_CARDINALITY,
-    Dataset,
-    TensorSliceDataset,
-    _count,
-    _interleave,
-)
+from .dataset import Dataset
 
 # ---- text lines -----------------------------------------------------------------------
 
