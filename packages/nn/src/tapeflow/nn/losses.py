@@ -14,6 +14,7 @@ from __future__ import annotations
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 
+from . import _masks
 from . import _ops as K
 
 EPSILON = 1e-7
@@ -237,8 +238,29 @@ def _reduce_weighted(values, sample_weight, reduction):
     return K.truediv(total, float(n)) if n else total
 
 
+def _mask_weights(sample_weight, mask, values, reduction):
+    """Fold the mask of y_pred into the sample weights, as Keras: for the mean reductions the kept
+    entries weigh ``mask.size / mask.sum()`` so the mean is over the kept entries only."""
+    dtype = values.dtype
+    m = K.cast(mask, dtype)
+    if reduction in ("sum_over_batch_size", "mean"):
+        m = K.multiply(m, K.div_no_nan(K.cast(float(mask._size), dtype), K.reduce_sum(m)))
+    if sample_weight is None:
+        return m
+    w = _true(sample_weight, dtype)
+    w, m = _same_rank(w, m)
+    if len(w.shape) < len(m.shape):
+        w = K.reshape(w, tuple(w.shape) + (1,) * (len(m.shape) - len(w.shape)))
+    elif len(m.shape) < len(w.shape):
+        m = K.reshape(m, tuple(m.shape) + (1,) * (len(w.shape) - len(m.shape)))
+    return K.multiply(w, m)
+
+
 class Loss:
     """Base class: ``loss(y_true, y_pred, sample_weight=None)`` = reduce(call(y_true, y_pred)).
+
+    When ``y_pred`` carries a Keras mask (the output of a layer after ``Embedding(mask_zero=True)``
+    or ``Masking``), masked entries weigh nothing and the mean is over the others, as in Keras.
 
     >>> import tapeflow as tf
     >>> class Abs(tf.losses.Loss):
@@ -254,8 +276,12 @@ class Loss:
         self.dtype = dtype
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        mask = _masks.get_mask(y_pred) if _masks._MASKS else None
         y_pred = _pred(y_pred)
-        return _reduce_weighted(self.call(y_true, y_pred), sample_weight, self.reduction)
+        values = self.call(y_true, y_pred)
+        if mask is not None:  # a masked y_pred (e.g. an LSTM's sequences over padding): as Keras's apply_mask
+            sample_weight = _mask_weights(sample_weight, mask, values, self.reduction)
+        return _reduce_weighted(values, sample_weight, self.reduction)
 
     def call(self, y_true, y_pred):
         raise TypeError(f"{type(self).__name__} must define call(y_true, y_pred)")

@@ -28,8 +28,10 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tensor
 from tapeflow.core.variables import Variable
 
+from .. import _args as _A
 from .. import _ops as K
 from .. import initializers as _init
+from .._masks import _MASKS, get_mask as _get_mask, set_mask as _set_mask
 from .. import regularizers as _reg
 
 # Bumped whenever what any layer tracks changes (an attribute holding variables or layers is set,
@@ -171,9 +173,9 @@ class InputSpec:
         return f"InputSpec({', '.join(parts)})"
 
 
-def _call_takes_training(cls) -> bool:
+def _call_takes(cls, arg) -> bool:
     try:
-        return "training" in inspect.signature(cls.call).parameters
+        return arg in inspect.signature(cls.call).parameters
     except (TypeError, ValueError):
         return False
 
@@ -204,10 +206,12 @@ class Layer:
             raise TypeError(f"{type(self).__name__}() got unexpected keyword argument(s): "
                             f"{', '.join(sorted(kwargs))}")
         d = self.__dict__
-        d["_trainable"] = bool(trainable)
+        d["_trainable"] = _A.boolean(trainable, "trainable", self)
+        if name is not None and not isinstance(name, str):
+            raise _A._type_error(self, "name", name, "a str or None")
         d["_name"] = name if name is not None else unique_name(_snake(type(self).__name__))
         d["_dtype"] = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
-        d["_autocast"] = bool(autocast)
+        d["_autocast"] = _A.boolean(autocast, "autocast", self)
         d["built"] = False
         d["_weights"] = []
         d["_weight_names"] = {}
@@ -217,22 +221,35 @@ class Layer:
         d["_out_shape"] = None
         d["_in_shape"] = None
         d.setdefault("input_spec", None)
+        _A.integer(batch_size, "batch_size", self, lo=0, none_ok=True)
+        for arg, shape in (("input_shape", input_shape), ("batch_input_shape", batch_input_shape)):
+            if shape is not None and (not isinstance(shape, (list, tuple)) or
+                                      not all(v is None or _A._is_int(v) for v in shape)):
+                raise _A._type_error(self, arg, shape, "a tuple of ints (None for unknown sizes)")
         if batch_input_shape is not None:
             bis = tuple(batch_input_shape)
         elif input_shape is not None:
             bis = (batch_size,) + tuple(input_shape)
         elif input_dim is not None:
-            bis = (batch_size, int(input_dim))
+            bis = (batch_size, _A.integer(input_dim, "input_dim", self, lo=1))
         else:
             bis = None
         d["_batch_input_shape"] = bis
         _bump()
 
     _takes_training = False  # whether call() takes ``training`` (set per subclass)
+    _takes_mask = False  # whether call() takes ``mask`` (set per subclass)
+    _makes_masks = False  # whether the class overrides compute_mask (it may make a mask from none)
+    _mask_transparent = False  # models: their layers read and attach masks themselves
+    #: Whether the layer can take a masked input (Keras's ``supports_masking``); one that cannot
+    #: raises a TypeError when it receives a mask instead of dropping it.
+    supports_masking = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._takes_training = _call_takes_training(cls)
+        cls._takes_training = _call_takes(cls, "training")
+        cls._takes_mask = _call_takes(cls, "mask")
+        cls._makes_masks = cls.compute_mask is not Layer.compute_mask
         b = cls.__dict__.get("build")
         if b is not None and not getattr(b, "_tf_wrapped", False):
             # ``built`` becomes True however build is reached (first call or a direct build())
@@ -525,6 +542,13 @@ class Layer:
             x, rest = args[0], args[1:]
         else:
             x, rest = kwargs.pop("inputs"), ()
+        # the mask: given as ``mask=``, else the one attached to the input (Keras's _keras_mask)
+        if kwargs and "mask" in kwargs:
+            mask = kwargs.pop("mask")
+            if mask is not None and type(mask) is not Tensor:
+                mask = _as_mask(mask)
+        else:
+            mask = _get_mask(x) if _MASKS else None
         if type(x) is not Tensor or x._dtype is not self._dtype:
             x = self._convert(x)
         if not self.built:
@@ -537,6 +561,14 @@ class Layer:
                         s.check(xi, self, i)
             else:
                 spec.check(x, self)
+        masks = mask is not None or self._makes_masks
+        if masks:
+            if self._takes_mask:
+                kwargs["mask"] = mask
+            elif mask is not None and not self.supports_masking and not self._mask_transparent:
+                raise TypeError(f'layer "{self.name}" ({type(self).__name__}) does not support masking, but was '
+                                f"passed an input mask; allowed: an unmasked input, or a layer that supports "
+                                "masking (Dense, Activation, Dropout, LayerNormalization, LSTM, GRU, ...)")
         outer = _TRAINING[0]
         training = kwargs.pop("training", None) if kwargs else None
         if training is None:
@@ -553,9 +585,34 @@ class Layer:
                 out = self.call(x, *rest, **kwargs)
             finally:
                 _TRAINING[0] = outer
+        if masks and not self._mask_transparent:
+            _attach(out, self.compute_mask(x, mask))
         if type(out) is Tensor:
             self.__dict__["_out_shape"] = out._shape
         return out
+
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the output for ``inputs`` with ``mask`` (None: no mask).
+
+        The default passes the input's mask on unchanged when the layer ``supports_masking``,
+        gives None when ``call`` took the mask itself, and raises a TypeError for a mask the
+        layer cannot use; layers that make or change masks
+        (Embedding, Masking, LSTM, GRU) override it.
+
+        >>> import tapeflow as tf
+        >>> emb = tf.keras.layers.Embedding(10, 2, mask_zero=True)
+        >>> ids = tf.constant([[3, 1, 0]])
+        >>> emb.compute_mask(ids).numpy().tolist()
+        [[True, True, False]]
+        """
+        if mask is None:
+            return None
+        if not self.supports_masking:
+            if self._takes_mask:  # call used the mask; its output carries none unless the layer says so
+                return None
+            raise TypeError(f'layer "{self.name}" ({type(self).__name__}) does not support masking, but was passed '
+                            "an input mask")
+        return mask
 
     def compute_output_shape(self, input_shape):
         """The output shape for ``input_shape`` (``None`` for unknown sizes).
@@ -582,6 +639,27 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _as_mask(m):
+    if isinstance(m, (list, tuple)) and any(e is None or isinstance(e, (Tensor, Variable)) for e in m):
+        return type(m)(None if e is None else _as_mask(e) for e in m)  # one mask per input
+    if isinstance(m, Variable):
+        return m.read_value()
+    return m if type(m) is Tensor else convert_to_tensor(m)
+
+
+def _attach(out, mask):
+    """Attach ``mask`` to the output(s) of a layer call (a list of masks for a list of outputs)."""
+    if mask is None:
+        return
+    if isinstance(out, (list, tuple)):
+        masks = mask if isinstance(mask, (list, tuple)) else [mask] * len(out)
+        for o, m in zip(out, masks):
+            if isinstance(o, Tensor) and m is not None:
+                _set_mask(o, m)
+    elif isinstance(out, Tensor):
+        _set_mask(out, mask[0] if isinstance(mask, (list, tuple)) else mask)
 
 
 def _collect(v, own, subs, seen, seen_l):
@@ -644,12 +722,17 @@ class InputLayer(Layer):
                  **kwargs):
         if shape is not None and input_shape is None:
             input_shape = shape
+        for arg, v in (("input_shape", input_shape), ("batch_shape", batch_shape)):
+            if v is not None and (not isinstance(v, (list, tuple)) or not all(d is None or _A._is_int(d) for d in v)):
+                raise _A._type_error("InputLayer", arg, v, "a tuple of ints (None for unknown sizes)")
         if batch_shape is not None:
             kwargs["batch_input_shape"] = tuple(batch_shape)
         elif input_shape is not None:
             kwargs["batch_input_shape"] = (batch_size,) + tuple(input_shape)
         super().__init__(name=name, dtype=dtype, **kwargs)
         self.built = True
+
+    supports_masking = True
 
     def call(self, inputs):
         return inputs

@@ -1,31 +1,24 @@
 """Convolution and pooling layers (NHWC: batch, height, width, channels)."""
 from __future__ import annotations
 
+from .. import _args as A
 from .. import _ops as K
 from .. import activations as _act
 from .. import initializers as _init
 from .base import InputSpec, Layer
 
 
-def _pair(v, what):
-    if isinstance(v, int):
-        return (v, v)
-    t = tuple(int(x) for x in v)
-    if len(t) != 2:
-        raise ValueError(f"{what} must be an int or a pair of ints, got {v!r}")
-    return t
+def _pair(v, what, owner):
+    return A.int_tuple(v, what, owner, 2)
 
 
-def _padding(p):
-    p = str(p).lower()
-    if p not in ("valid", "same"):
-        raise ValueError(f"padding must be 'valid' or 'same', got {p!r}")
-    return p
+def _padding(p, owner):
+    return A.choice(p, "padding", owner, ("valid", "same"))
 
 
-def _data_format(f):
-    if f not in (None, "channels_last"):
-        raise ValueError(f"only data_format='channels_last' (NHWC) is supported, got {f!r}")
+def _data_format(f, owner):
+    if f is not None:
+        A.choice(f, "data_format", owner, ("channels_last",), lower=False)  # NHWC only
 
 
 def _out_len(n, k, s, d, padding):
@@ -53,16 +46,17 @@ class Conv2D(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        _data_format(data_format)
-        if int(filters) <= 0:
-            raise ValueError(f"filters must be a positive integer, got {filters}")
-        self.filters = int(filters)
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.strides = _pair(strides, "strides")
-        self.padding = _padding(padding)
-        self.dilation_rate = _pair(dilation_rate, "dilation_rate")
-        self.activation = _act.get(activation)
-        self.use_bias = bool(use_bias)
+        _data_format(data_format, self)
+        self.filters = A.integer(filters, "filters", self, lo=1)
+        self.kernel_size = _pair(kernel_size, "kernel_size", self)
+        self.strides = _pair(strides, "strides", self)
+        self.padding = _padding(padding, self)
+        self.dilation_rate = _pair(dilation_rate, "dilation_rate", self)
+        self.activation = A.resolved(_act.get, activation, "activation", self)
+        self.use_bias = A.boolean(use_bias, "use_bias", self)
+        A.lookups(self, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                  kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                  kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
@@ -107,10 +101,10 @@ class _Pool2D(Layer):
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
-        _data_format(data_format)
-        self.pool_size = _pair(pool_size, "pool_size")
-        self.strides = _pair(strides, "strides") if strides is not None else self.pool_size
-        self.padding = _padding(padding)
+        _data_format(data_format, self)
+        self.pool_size = _pair(pool_size, "pool_size", self)
+        self.strides = _pair(strides, "strides", self) if strides is not None else self.pool_size
+        self.padding = _padding(padding, self)
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):
@@ -158,8 +152,8 @@ class GlobalAveragePooling2D(Layer):
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
-        _data_format(data_format)
-        self.keepdims = bool(keepdims)
+        _data_format(data_format, self)
+        self.keepdims = A.boolean(keepdims, "keepdims", self)
         self.input_spec = InputSpec(ndim=4)
 
     def call(self, inputs):

@@ -1,8 +1,9 @@
-"""Core layers: Dense, Activation, Dropout, Flatten, Reshape, Embedding, Lambda."""
+"""Core layers: Dense, Activation, Dropout, Flatten, Reshape, Embedding, Masking, Lambda."""
 from __future__ import annotations
 
 from tapeflow.core.errors import InvalidArgumentError
 
+from .. import _args as A
 from .. import _ops as K
 from .. import activations as _act
 from .. import initializers as _init
@@ -29,15 +30,18 @@ class Dense(Layer):
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
                  bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
-        if int(units) <= 0:
-            raise ValueError(f"units must be a positive integer, got {units}")
-        self.units = int(units)
-        self.activation = _act.get(activation)
-        self.use_bias = bool(use_bias)
+        self.units = A.integer(units, "units", self, lo=1)
+        self.activation = A.resolved(_act.get, activation, "activation", self)
+        self.use_bias = A.boolean(use_bias, "use_bias", self)
+        A.lookups(self, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                  kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                  kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
         self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
         self.input_spec = InputSpec(min_ndim=2)
+
+    supports_masking = True  # acts on the last axis: a mask over the others passes through
 
     def build(self, input_shape):
         in_dim = input_shape[-1]
@@ -82,7 +86,9 @@ class Activation(Layer):
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
-        self.activation = _act.get(activation)
+        self.activation = A.resolved(_act.get, activation, "activation", self)
+
+    supports_masking = True
 
     def call(self, inputs):
         return self.activation(inputs)
@@ -110,10 +116,17 @@ class Dropout(Layer):
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not 0.0 <= float(rate) <= 1.0:
-            raise ValueError(f"rate must be in [0, 1], got {rate}")
-        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        self.rate = A.number(rate, "rate", self, lo=0.0, hi=1.0)
+        self.seed = A.integer(seed, "seed", self, none_ok=True)
+        if noise_shape is not None:
+            if not isinstance(noise_shape, (list, tuple)) or \
+                    not all(d is None or A._is_int(d) for d in noise_shape):
+                raise TypeError(f"Dropout: noise_shape must be a tuple of ints or None, got {noise_shape!r}")
+            noise_shape = tuple(noise_shape)
+        self.noise_shape = noise_shape
         self._calls = 0
+
+    supports_masking = True
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0.0:
@@ -165,6 +178,8 @@ class Reshape(Layer):
 
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
+        if not isinstance(target_shape, (list, tuple)) or not all(A._is_int(d) for d in target_shape):
+            raise TypeError(f"Reshape: target_shape must be a tuple of ints, got {target_shape!r}")
         self.target_shape = tuple(int(d) for d in target_shape)
         if sum(1 for d in self.target_shape if d == -1) > 1:
             raise ValueError(f"target_shape may hold at most one -1, got {self.target_shape}")
@@ -207,12 +222,13 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  mask_zero=False, input_length=None, **kwargs):
         super().__init__(**kwargs)
-        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
-        if self.input_dim <= 0 or self.output_dim <= 0:
-            raise ValueError(f"input_dim and output_dim must be positive, got {input_dim} and {output_dim}")
+        self.input_dim = A.integer(input_dim, "input_dim", self, lo=1)
+        self.output_dim = A.integer(output_dim, "output_dim", self, lo=1)
+        A.lookups(self, embeddings_initializer=embeddings_initializer, embeddings_regularizer=embeddings_regularizer)
         self.embeddings_initializer = embeddings_initializer
         self.embeddings_regularizer = embeddings_regularizer
-        self.mask_zero, self.input_length = bool(mask_zero), input_length
+        self.mask_zero = A.boolean(mask_zero, "mask_zero", self)
+        self.input_length = A.integer(input_length, "input_length", self, lo=1, none_ok=True)
 
     def build(self, input_shape=None):
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
@@ -225,12 +241,56 @@ class Embedding(Layer):
             ids = K.cast(ids, K.int32)
         return K.gather(self.embeddings.read_value(), ids)
 
+    def compute_mask(self, inputs, mask=None):
+        """With ``mask_zero=True``, ``inputs != 0`` (id 0 is padding); else None."""
+        if not self.mask_zero:
+            return None
+        return K.not_equal(inputs, K.zeros((), inputs.dtype))
+
     def compute_output_shape(self, input_shape):
         return tuple(input_shape) + (self.output_dim,)
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
                 "mask_zero": self.mask_zero}
+
+
+class Masking(Layer):
+    """Masks the time steps whose features all equal ``mask_value``, for the layers after it.
+
+    Inputs are (batch, time, features...).  A step is masked when every feature equals
+    ``mask_value``; masked steps are set to zero in the output, and layers that take masks
+    (LSTM, GRU) skip them.
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant([[[1.0, 2.0], [0.0, 0.0], [3.0, 0.0]]])
+    >>> masking = tf.keras.layers.Masking(mask_value=0.0)
+    >>> masking.compute_mask(x).numpy().tolist()
+    [[True, False, True]]
+    >>> lstm = tf.keras.layers.LSTM(2)
+    >>> with_mask = lstm(masking(x))
+    >>> bool((with_mask.numpy() == lstm(tf.gather(x, [0, 2], axis=1)).numpy()).all())
+    True
+    """
+
+    supports_masking = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = A.number(mask_value, "mask_value", self)
+
+    def compute_mask(self, inputs, mask=None):
+        return K.reduce_any(K.not_equal(inputs, K.cast(self.mask_value, inputs.dtype)), axis=-1)
+
+    def call(self, inputs):
+        keep = K.cast(self.compute_mask(inputs), inputs.dtype)
+        return K.multiply(inputs, K.expand_dims(keep, -1))
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
 
 
 class Lambda(Layer):
@@ -243,6 +303,8 @@ class Lambda(Layer):
 
     def __init__(self, function, output_shape=None, **kwargs):
         super().__init__(**kwargs)
+        if not callable(function):
+            raise A._type_error(self, "function", function, "a callable")
         self.function, self._output_shape = function, output_shape
 
     def call(self, inputs):

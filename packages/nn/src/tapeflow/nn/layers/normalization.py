@@ -1,9 +1,19 @@
 """Normalization layers: BatchNormalization, LayerNormalization."""
 from __future__ import annotations
 
+from .. import _args as A
 from .. import _ops as K
 from .. import initializers as _init
 from .base import InputSpec, Layer
+
+
+def _axis_arg(axis, owner):
+    """``axis``: an int or a list/tuple of ints (checked against the rank at build)."""
+    if A._is_int(axis):
+        return int(axis)
+    if isinstance(axis, (list, tuple)) and axis and all(A._is_int(a) for a in axis):
+        return [int(a) for a in axis]
+    raise A._type_error(owner, "axis", axis, "an int or a list of ints")
 
 
 def _axes(axis, rank, name):
@@ -34,8 +44,14 @@ class BatchNormalization(Layer):
                  gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, **kwargs):
         super().__init__(**kwargs)
-        self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
-        self.center, self.scale = bool(center), bool(scale)
+        self.axis = _axis_arg(axis, self)
+        self.momentum = A.number(momentum, "momentum", self, lo=0.0, hi=1.0)
+        self.epsilon = A.number(epsilon, "epsilon", self, lo=0.0)
+        self.center, self.scale = A.boolean(center, "center", self), A.boolean(scale, "scale", self)
+        A.lookups(self, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                  moving_mean_initializer=moving_mean_initializer,
+                  moving_variance_initializer=moving_variance_initializer, beta_regularizer=beta_regularizer,
+                  gamma_regularizer=gamma_regularizer)
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
         self.moving_mean_initializer = moving_mean_initializer
         self.moving_variance_initializer = moving_variance_initializer
@@ -117,7 +133,10 @@ class LayerNormalization(Layer):
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, **kwargs):
         super().__init__(**kwargs)
-        self.axis, self.epsilon, self.center, self.scale = axis, float(epsilon), bool(center), bool(scale)
+        self.axis, self.epsilon = _axis_arg(axis, self), A.number(epsilon, "epsilon", self, lo=0.0)
+        self.center, self.scale = A.boolean(center, "center", self), A.boolean(scale, "scale", self)
+        A.lookups(self, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                  beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer)
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
         self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
 
@@ -133,6 +152,8 @@ class LayerNormalization(Layer):
         self.beta = self.add_weight("beta", shape, initializer=self.beta_initializer,
                                     regularizer=self.beta_regularizer) if self.center else None
         self.input_spec = InputSpec(ndim=rank, axes={a: int(input_shape[a]) for a in axes})
+
+    supports_masking = True  # per-position statistics: a mask over the other axes passes through
 
     def call(self, inputs):
         mean, var = K.moments(inputs, self._axes, keepdims=True)

@@ -1,14 +1,19 @@
 """Recurrent layers: LSTM and GRU (and their cells), run step by step in eager mode.
 
-Inputs are (batch, time, features).  The input projection of every time step is
+Inputs are (batch, time, features), with an optional (batch, time) mask (from
+Embedding(mask_zero=True), Masking or ``mask=``) whose False steps are skipped.
+The input projection of every time step is
 one matmul up front; each step then costs one matmul with the recurrent kernel
 and a handful of element-wise ops.
 """
 from __future__ import annotations
 
+from .. import _args as A
 from .. import _ops as K
 from .. import activations as _act
 from .. import initializers as _init
+from tapeflow.core.errors import InvalidArgumentError
+
 from .base import InputSpec, Layer
 
 
@@ -46,15 +51,20 @@ class LSTMCell(Layer):
                  unit_forget_bias=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
                  dropout=0.0, recurrent_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        self.units = int(units)
-        self.activation = _act.get(activation)
-        self.recurrent_activation = _act.get(recurrent_activation)
-        self.use_bias, self.unit_forget_bias = bool(use_bias), bool(unit_forget_bias)
+        self.units = A.integer(units, "units", self, lo=1)
+        self.activation = A.resolved(_act.get, activation, "activation", self)
+        self.recurrent_activation = A.resolved(_act.get, recurrent_activation, "recurrent_activation", self)
+        A.lookups(self, kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
+                  bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                  recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer)
+        self.use_bias = A.boolean(use_bias, "use_bias", self)
+        self.unit_forget_bias = A.boolean(unit_forget_bias, "unit_forget_bias", self)
         self.kernel_initializer, self.recurrent_initializer = kernel_initializer, recurrent_initializer
         self.bias_initializer = bias_initializer
         self.kernel_regularizer, self.recurrent_regularizer = kernel_regularizer, recurrent_regularizer
         self.bias_regularizer = bias_regularizer
-        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
+        self.dropout = A.number(dropout, "dropout", self, lo=0.0, hi=1.0)
+        self.recurrent_dropout = A.number(recurrent_dropout, "recurrent_dropout", self, lo=0.0, hi=1.0)
         self.state_size = [self.units, self.units]
 
     def build(self, input_shape):
@@ -109,15 +119,20 @@ class GRUCell(Layer):
                  reset_after=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
                  dropout=0.0, recurrent_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        self.units = int(units)
-        self.activation = _act.get(activation)
-        self.recurrent_activation = _act.get(recurrent_activation)
-        self.use_bias, self.reset_after = bool(use_bias), bool(reset_after)
+        self.units = A.integer(units, "units", self, lo=1)
+        self.activation = A.resolved(_act.get, activation, "activation", self)
+        self.recurrent_activation = A.resolved(_act.get, recurrent_activation, "recurrent_activation", self)
+        A.lookups(self, kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
+                  bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                  recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer)
+        self.use_bias = A.boolean(use_bias, "use_bias", self)
+        self.reset_after = A.boolean(reset_after, "reset_after", self)
         self.kernel_initializer, self.recurrent_initializer = kernel_initializer, recurrent_initializer
         self.bias_initializer = bias_initializer
         self.kernel_regularizer, self.recurrent_regularizer = kernel_regularizer, recurrent_regularizer
         self.bias_regularizer = bias_regularizer
-        self.dropout, self.recurrent_dropout = float(dropout), float(recurrent_dropout)
+        self.dropout = A.number(dropout, "dropout", self, lo=0.0, hi=1.0)
+        self.recurrent_dropout = A.number(recurrent_dropout, "recurrent_dropout", self, lo=0.0, hi=1.0)
         self.state_size = self.units
 
     def build(self, input_shape):
@@ -178,18 +193,24 @@ class GRUCell(Layer):
 
 class _RNN(Layer):
     _cell_cls = None
+    supports_masking = True
 
     def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, **kwargs):
         base_keys = ("trainable", "name", "dtype", "input_shape", "batch_input_shape", "input_dim", "batch_size")
         base = {k: kwargs.pop(k) for k in base_keys if k in kwargs}
         super().__init__(**base)
-        if stateful:
+        if A.boolean(stateful, "stateful", self):
             raise ValueError("stateful=True is not supported: pass initial_state and keep the returned states")
-        self.units = int(units)
-        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards, self.unroll = bool(go_backwards), bool(unroll)
-        self.cell = self._cell_cls(units, name=f"{self.name}_cell", dtype=base.get("dtype"), **kwargs)
+        self.units = A.integer(units, "units", self, lo=1)
+        self.return_sequences = A.boolean(return_sequences, "return_sequences", self)
+        self.return_state = A.boolean(return_state, "return_state", self)
+        self.go_backwards = A.boolean(go_backwards, "go_backwards", self)
+        self.unroll = A.boolean(unroll, "unroll", self)  # eager steps are always unrolled
+        try:
+            self.cell = self._cell_cls(units, name=f"{self.name}_cell", dtype=base.get("dtype"), **kwargs)
+        except TypeError as e:  # name the layer the user built, not its cell
+            raise TypeError(str(e).replace(f"{self._cell_cls.__name__}:", f"{type(self).__name__}:", 1)) from None
         self.input_spec = InputSpec(ndim=3)
 
     def build(self, input_shape):
@@ -217,6 +238,23 @@ class _RNN(Layer):
 
     def _zeros(self, b):
         return K.zeros((b, self.units), self.dtype)
+
+    def _step_masks(self, mask, b, t):
+        """The (batch, time) mask as one (batch, 1) bool tensor per step, in the order steps run."""
+        if tuple(mask._shape) != (b, t):
+            raise InvalidArgumentError(f"the mask of layer \"{self.name}\" has shape {tuple(mask._shape)}; allowed: "
+                                       f"(batch, time) = {(b, t)}", type(self).__name__)
+        if mask.dtype is not K.bool_:
+            mask = K.cast(mask, K.bool_)
+        steps = K.unstack(K.expand_dims(K.transpose(mask, (1, 0)), -1), axis=0) if t else []
+        return steps[::-1] if self.go_backwards else steps
+
+    def compute_mask(self, inputs, mask=None):
+        """The input's (batch, time) mask for ``return_sequences`` outputs (states carry none), as Keras."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        out = mask if self.return_sequences else None
+        return [out] + [None] * self._n_states if self.return_state else out
 
     def compute_output_shape(self, input_shape):
         b, t = input_shape[0], input_shape[1]
@@ -260,7 +298,7 @@ class LSTM(_RNN):
         xw = K.matmul(x, cell.kernel.read_value())
         return xw if cell.bias is None else K.add(xw, cell.bias.read_value())
 
-    def call(self, inputs, initial_state=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
         b = inputs._shape[0]
         if initial_state is None:
             h = c = self._zeros(b)
@@ -269,11 +307,20 @@ class LSTM(_RNN):
         cell = self.cell
         inputs, rmask = self._masks(inputs, training)
         outputs = []
-        for xw in self._steps(inputs):
-            h, c = cell.step(xw, h if rmask is None else K.multiply(h, rmask), c)
+        if mask is None:
+            for xw in self._steps(inputs):
+                h, c = cell.step(xw, h if rmask is None else K.multiply(h, rmask), c)
+                if self.return_sequences:
+                    outputs.append(h)
+            return self._finish(outputs, h, (h, c))
+        # masked steps carry h and c through, and repeat the previous output (zeros before the first), as Keras
+        out = self._zeros(b)
+        for xw, m in zip(self._steps(inputs), self._step_masks(mask, b, inputs._shape[1])):
+            h2, c2 = cell.step(xw, h if rmask is None else K.multiply(h, rmask), c)
+            h, c, out = K.where(m, h2, h), K.where(m, c2, c), K.where(m, h2, out)
             if self.return_sequences:
-                outputs.append(h)
-        return self._finish(outputs, h, (h, c))
+                outputs.append(out)
+        return self._finish(outputs, out, (h, c))
 
 
 class GRU(_RNN):
@@ -293,7 +340,7 @@ class GRU(_RNN):
     def _project(self, x):
         return self.cell.project(x)
 
-    def call(self, inputs, initial_state=None, training=None):
+    def call(self, inputs, initial_state=None, mask=None, training=None):
         b = inputs._shape[0]
         if initial_state is None:
             h = self._zeros(b)
@@ -302,8 +349,16 @@ class GRU(_RNN):
         cell = self.cell
         inputs, rmask = self._masks(inputs, training)
         outputs = []
-        for xw in self._steps(inputs):
-            h = cell.step(xw, h, rmask)
+        if mask is None:
+            for xw in self._steps(inputs):
+                h = cell.step(xw, h, rmask)
+                if self.return_sequences:
+                    outputs.append(h)
+            return self._finish(outputs, h, (h,))
+        out = self._zeros(b)  # masked steps: as LSTM
+        for xw, m in zip(self._steps(inputs), self._step_masks(mask, b, inputs._shape[1])):
+            h2 = cell.step(xw, h, rmask)
+            h, out = K.where(m, h2, h), K.where(m, h2, out)
             if self.return_sequences:
-                outputs.append(h)
-        return self._finish(outputs, h, (h,))
+                outputs.append(out)
+        return self._finish(outputs, out, (h,))

@@ -19,6 +19,7 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
+from .. import _args as A
 from .. import _ops as K
 from ..layers import base as _base
 from . import schedules  # noqa: F401
@@ -60,10 +61,14 @@ class Optimizer:
                             f"{', '.join(sorted(kwargs))}")
         if sum(x is not None for x in (clipnorm, global_clipnorm)) > 1:
             raise ValueError("only one of clipnorm and global_clipnorm can be set")
+        if name is not None and not isinstance(name, str):
+            raise A._type_error(self, "name", name, "a str or None")
         self.name = name or _base._snake(type(self).__name__)
         self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.weight_decay = A.number(weight_decay, "weight_decay", self, lo=0.0, none_ok=True)
+        self.clipnorm = A.number(clipnorm, "clipnorm", self, lo=0.0, none_ok=True)
+        self.clipvalue = A.number(clipvalue, "clipvalue", self, lo=0.0, none_ok=True)
+        self.global_clipnorm = A.number(global_clipnorm, "global_clipnorm", self, lo=0.0, none_ok=True)
         self.iterations = Variable(np.int64(0), trainable=False, name=f"{self.name}/iterations")
         self._slots = {}  # variable -> {slot name: variable}
         self._order = []  # variables in the order their slots were made
@@ -81,7 +86,14 @@ class Optimizer:
     @learning_rate.setter
     def learning_rate(self, value):
         if isinstance(value, (Tensor, Variable)):
-            value = float(value)
+            if value.dtype.is_floating and not value.shape:
+                value = float(value)
+            else:
+                raise A._type_error(self, "learning_rate", value, "a float, a float scalar tensor, a "
+                                    "LearningRateSchedule or a callable")
+        elif not isinstance(value, LearningRateSchedule) and not callable(value):
+            value = A.number(value, "learning_rate", self, allowed="a float, a float scalar tensor, a "
+                             "LearningRateSchedule or a callable")
         self._lr = value
 
     lr = learning_rate
@@ -262,9 +274,8 @@ class SGD(Optimizer):
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
-        if not 0.0 <= momentum <= 1.0:
-            raise ValueError(f"momentum must be in [0, 1], got {momentum}")
-        self.momentum, self.nesterov = float(momentum), bool(nesterov)
+        self.momentum = A.number(momentum, "momentum", self, lo=0.0, hi=1.0)
+        self.nesterov = A.boolean(nesterov, "nesterov", self)
         self._slot_names = ("momentum",) if self.momentum else ()
 
     def _update(self, g, var, slots, lr):
@@ -299,7 +310,10 @@ class Adam(Optimizer):
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
                  weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
-        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = beta_1, beta_2, epsilon, bool(amsgrad)
+        self.beta_1 = A.number(beta_1, "beta_1", self, lo=0.0, hi=1.0, hi_open=True)
+        self.beta_2 = A.number(beta_2, "beta_2", self, lo=0.0, hi=1.0, hi_open=True)
+        self.epsilon = A.number(epsilon, "epsilon", self, lo=0.0)
+        self.amsgrad = A.boolean(amsgrad, "amsgrad", self)
         self._slot_names = ("momentum", "velocity", "velocity_hat") if self.amsgrad else ("momentum", "velocity")
 
     def _prepare(self, lr):
@@ -337,7 +351,7 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
-        if not weight_decay:
+        if not A.number(weight_decay, "weight_decay", self, lo=0.0):
             raise ValueError("AdamW needs a weight_decay > 0 (use Adam otherwise)")
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay, clipnorm, clipvalue,
                          global_clipnorm, name, **kwargs)
@@ -357,7 +371,10 @@ class RMSprop(Optimizer):
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
-        self.rho, self.momentum, self.epsilon, self.centered = rho, float(momentum), epsilon, bool(centered)
+        self.rho = A.number(rho, "rho", self, lo=0.0, hi=1.0)
+        self.momentum = A.number(momentum, "momentum", self, lo=0.0)
+        self.epsilon = A.number(epsilon, "epsilon", self, lo=0.0)
+        self.centered = A.boolean(centered, "centered", self)
         names = ["velocity"]
         if self.momentum > 0:
             names.append("momentum")
@@ -404,7 +421,9 @@ class Adagrad(Optimizer):
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
-        self.initial_accumulator_value, self.epsilon = float(initial_accumulator_value), epsilon
+        self.initial_accumulator_value = A.number(initial_accumulator_value, "initial_accumulator_value", self,
+                                                  lo=0.0)
+        self.epsilon = A.number(epsilon, "epsilon", self, lo=0.0)
 
     def _slot_init(self, name, var):
         return K.fill(tuple(var.shape), self.initial_accumulator_value, var.dtype)
