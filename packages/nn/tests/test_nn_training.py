@@ -12,6 +12,15 @@ from nn_testutil import event_accumulator
 L = tf.keras.layers
 
 
+@pytest.fixture(autouse=True)
+def _seeded_weights():
+    """Every test here trains: weights, fit's shuffling and dropout follow the global seed, so each run
+    repeats exactly (the data come from the per-test ``rng``)."""
+    tf.random.set_seed(1234)
+    yield
+    tf.random.set_seed(None)
+
+
 def _blobs(rng, n=256):
     """Three separable 2-D clusters."""
     centers = np.array([[0.0, 3.0], [3.0, -2.0], [-3.0, -2.0]], np.float32)
@@ -180,12 +189,14 @@ def test_train_on_batch_and_regularization_losses(rng):
     assert model.predict_on_batch(x).shape == (8, 1)
 
 
-def test_accuracy_picks_the_form_from_the_loss_or_shapes(rng):
+@pytest.mark.parametrize("data_seed", range(20))
+def test_accuracy_picks_the_form_from_the_loss_or_shapes(data_seed):
+    rng = np.random.default_rng(data_seed)
     x = rng.normal(size=(32, 4)).astype(np.float32)
     yb = (x[:, :1] > 0).astype(np.float32)
     model = tf.keras.Sequential([L.Dense(1, activation="sigmoid", input_shape=(4,))])
     model.compile(optimizer=tf.optimizers.Adam(0.1), loss="binary_crossentropy", metrics=["accuracy"])
-    h = model.fit(x, yb, epochs=30, verbose=0)
+    h = model.fit(x, yb, epochs=60, verbose=0)
     assert h.history["accuracy"][-1] > 0.9
     model2 = tf.keras.Sequential([L.Dense(3, input_shape=(4,))])
     model2.compile(optimizer="sgd", loss=lambda a, b: tf.reduce_mean(tf.square(b)), metrics=["accuracy"])
@@ -209,3 +220,93 @@ def test_long_training_does_not_grow_in_memory(rng):
         model.fit(x, y, epochs=5, verbose=0)  # 160 more steps
     grown = (proc.memory_info().rss - start) / 2 ** 20
     assert grown < 8, f"RSS grew by {grown:.1f} MB over 160 training steps"
+
+
+def test_seeded_training_repeats_exactly(rng):
+    x, y = _blobs(rng, 64)
+    runs = []
+    for _ in range(2):
+        tf.random.set_seed(7)
+        model = tf.keras.Sequential([L.Dense(8, activation="relu", input_shape=(2,)), L.Dropout(0.3), L.Dense(3)])
+        _compile(model)
+        h = model.fit(x, y, batch_size=16, epochs=3, verbose=0)  # shuffled batches, dropout
+        runs.append((h.history["loss"], [w.copy() for w in model.get_weights()]))
+    assert runs[0][0] == runs[1][0]
+    for a, b in zip(runs[0][1], runs[1][1]):
+        np.testing.assert_array_equal(a, b)
+
+
+# ---- metric names in logs and history -------------------------------------------------------
+
+def _mean_error(y_true, y_pred):
+    return tf.reduce_mean(y_pred - y_true, axis=-1)
+
+
+def test_history_keys_are_the_metric_names_given(rng):
+    x = rng.normal(size=(20, 3)).astype(np.float32)
+    y = rng.normal(size=(20, 1)).astype(np.float32)
+    model = tf.keras.Sequential([L.Dense(1, input_shape=(3,))])
+    model.compile("sgd", "mse", metrics=["mae", "mse", "acc", "accuracy"])
+    h = model.fit(x, y, epochs=2, verbose=0, validation_split=0.2)
+    # Keras 3's keys for the same compile call (checked against keras 3.15)
+    assert sorted(h.history) == ["acc", "accuracy", "loss", "mae", "mse", "val_acc", "val_accuracy", "val_loss",
+                                 "val_mae", "val_mse"]
+    assert h.history["mse"][-1] == pytest.approx(h.history["loss"][-1], rel=1e-5)
+    assert sorted(model.evaluate(x, y, verbose=0, return_dict=True)) == ["acc", "accuracy", "loss", "mae", "mse"]
+    model.compile("sgd", "mse", metrics=["mean_absolute_error", tf.metrics.MeanAbsoluteError(name="foo"),
+                                         _mean_error, tf.metrics.MeanSquaredError(), "AUC"])
+    h = model.fit(x, y, epochs=1, verbose=0, validation_data=(x, y))
+    assert sorted(h.history) == sorted(["loss", "mean_absolute_error", "foo", "_mean_error", "mean_squared_error",
+                                        "AUC"] + ["val_" + k for k in ["loss", "mean_absolute_error", "foo",
+                                                                       "_mean_error", "mean_squared_error", "AUC"]])
+
+
+# ---- compile() without a loss ------------------------------------------------------------------
+
+class _OwnStep(tf.keras.Model):
+    """The keras.io VAE/GAN pattern: compile(optimizer) only, the loss computed in train_step."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = L.Dense(1)
+        self.total = tf.metrics.Mean(name="total_loss")
+
+    def call(self, x):
+        return self.dense(x)
+
+    def train_step(self, data):
+        x, y = data[0], data[1]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self(x, training=True) - y))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        self.total.update_state(loss)
+        return {"total_loss": self.total.result(), "last": loss}
+
+
+def test_compile_without_loss_trains_a_model_with_its_own_train_step(rng):
+    x = rng.normal(size=(64, 2)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0]], np.float32)
+    model = _OwnStep()
+    model.compile(optimizer=tf.optimizers.SGD(0.1))
+    h = model.fit(x, y, batch_size=16, epochs=5, verbose=0)
+    assert sorted(h.history) == ["last", "total_loss"]
+    assert h.history["total_loss"][-1] < 0.1 * h.history["total_loss"][0]
+    # its metric is the model's (reset each epoch, as Keras's attribute-tracked metrics)
+    assert any(m is model.total for m in model.metrics)
+
+
+def test_the_default_train_step_without_a_loss_raises_keras_error_when_it_runs(rng):
+    x = rng.normal(size=(8, 2)).astype(np.float32)
+    model = tf.keras.Sequential([L.Dense(1, input_shape=(2,))])
+    model.compile(optimizer="sgd")
+    with pytest.raises(ValueError, match=r"No loss to compute\. Provide a `loss` argument in `compile\(\)`"):
+        model.fit(x, x[:, :1], verbose=0)
+    with pytest.raises(ValueError, match="No loss to compute"):
+        model.evaluate(x, x[:, :1], verbose=0)
+    assert model.predict(x, verbose=0).shape == (8, 1)  # predicting needs no loss
+    # a loss added by a layer is enough, as in Keras
+    reg = tf.keras.Sequential([L.Dense(1, input_shape=(2,), kernel_regularizer=tf.keras.regularizers.L2(1.0))])
+    reg.compile(optimizer=tf.optimizers.SGD(0.1))
+    h = reg.fit(x, x[:, :1], epochs=3, verbose=0)
+    assert h.history["loss"][-1] < h.history["loss"][0]

@@ -484,25 +484,31 @@ _BY_NAME = {
 }
 
 
-def get(identifier):
+def get(identifier, name=None):
     """A Metric from a name (``"accuracy"``, ``"mse"``...), a Metric or a per-example function.
 
+    ``name`` names a metric made from a string (``compile`` passes the string itself, so
+    ``"mae"`` logs as ``mae``).
+
     >>> import tapeflow as tf
-    >>> tf.metrics.get("auc").name
-    'auc'
+    >>> tf.metrics.get("auc").name, tf.metrics.get("mae", name="mae").name
+    ('auc', 'mae')
     """
     if isinstance(identifier, Metric):
+        if name is not None and name != identifier.name:
+            raise ValueError(f"metric {identifier.name!r} is already named; allowed: name=None for a Metric object")
         return identifier
     if isinstance(identifier, str):
         key = identifier if identifier in _BY_NAME else _snake(identifier)
         try:
-            return _BY_NAME[key]()
+            cls = _BY_NAME[key]
         except KeyError:
             raise ValueError(f"unknown metric {identifier!r}; allowed: {', '.join(sorted(_BY_NAME))}") from None
+        return cls() if name is None else cls(name=name)
     if isinstance(identifier, type) and issubclass(identifier, Metric):
-        return identifier()
+        return identifier() if name is None else identifier(name=name)
     if callable(identifier):
-        return MeanMetricWrapper(identifier)
+        return MeanMetricWrapper(identifier, name=name)
     raise TypeError(f"a metric must be a name, a Metric or a function, not {type(identifier).__name__}")
 
 

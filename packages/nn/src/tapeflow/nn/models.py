@@ -139,7 +139,18 @@ class Model(Layer):
 
         ``loss`` and each metric may be a name (``"sparse_categorical_crossentropy"``,
         ``"accuracy"``), an object or a function; ``"accuracy"`` picks the binary, categorical
-        or sparse form from the loss (or the shapes), as Keras does.
+        or sparse form from the loss (or the shapes), as Keras does.  Logs and ``history`` use
+        the names given: ``"mae"`` logs as ``mae``, a metric object by its ``name``, a function
+        by its ``__name__``.  Without a loss, only a ``train_step``/``test_step`` of your own can
+        run (the default ones raise when they need the loss).
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+        >>> model.compile(optimizer="sgd", loss="mse", metrics=["mae", "acc"])
+        >>> h = model.fit(np.zeros((4, 2)), np.zeros((4, 1)), verbose=0)
+        >>> sorted(h.history)
+        ['acc', 'loss', 'mae']
         """
         d = self.__dict__
         d["optimizer"] = _optimizers.get(optimizer)
@@ -151,9 +162,15 @@ class Model(Layer):
 
     @property
     def metrics(self) -> list:
-        """The loss tracker and the compiled metrics."""
+        """The loss tracker, the compiled metrics, then metrics held in the model's attributes (as Keras)."""
         out = [self._loss_tracker] if self._loss_tracker is not None else []
-        return out + [m for m in self.compiled_metrics]
+        out += self.compiled_metrics
+        seen = {id(m) for m in out}
+        for v in self.__dict__.values():
+            if isinstance(v, _metrics.Metric) and id(v) not in seen:
+                seen.add(id(v))
+                out.append(v)
+        return out
 
     @property
     def metrics_names(self) -> list:
@@ -166,13 +183,20 @@ class Model(Layer):
     def _need_compiled(self, what):
         if not self._compiled:
             raise RuntimeError(f"you must compile the model before {what}: model.compile(optimizer, loss, metrics)")
-        if self.compiled_loss is None and what != "predicting":
-            raise RuntimeError(f"compile() was called without a loss; {what} needs one")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
-        """The compiled loss plus the layers' extra losses (regularization, ``add_loss``)."""
-        loss = self.compiled_loss(y, y_pred, sample_weight)
+        """The compiled loss plus the layers' extra losses (regularization, ``add_loss``).
+
+        With neither (``compile()`` without a loss and no extra losses) it raises Keras's
+        ``ValueError``: the default ``train_step`` and ``test_step`` need a loss, a step of
+        your own need not call this.
+        """
         extra = self.losses
+        if self.compiled_loss is None:
+            if not extra:
+                raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+            return K.add_n([K.cast(e, K.float32) if e.dtype != K.float32 else e for e in extra])
+        loss = self.compiled_loss(y, y_pred, sample_weight)
         if extra:
             loss = K.add(loss, K.add_n([K.cast(e, loss.dtype) if e.dtype != loss.dtype else e for e in extra]))
         return loss
@@ -183,7 +207,10 @@ class Model(Layer):
             for m in self.compiled_metrics:
                 m.update_state(y, y_pred, sample_weight=sample_weight)
 
-    def _logs(self):
+    def _logs(self, returned=None):
+        """The logs after a step: what a train/test step of the user's returned as a dict, else the metrics."""
+        if isinstance(returned, dict):
+            return {k: _scalar_log(v) for k, v in returned.items()}
         return {m.name: float(m.result()) for m in self.metrics}
 
     # -- steps -------------------------------------------------------------------------------------
@@ -248,10 +275,11 @@ class Model(Layer):
             self.reset_metrics()
             cbs.on_epoch_begin(epoch)
             done = 0
+            returned = None
             for step, data in enumerate(train.epoch()):
                 cbs.on_train_batch_begin(step)
-                self.train_step(data)
-                logs = self._logs()
+                returned = self.train_step(data)
+                logs = self._logs(returned)
                 cbs.on_train_batch_end(step, logs)
                 done = step + 1
                 if self.stop_training:
@@ -259,7 +287,7 @@ class Model(Layer):
             train.seen_epoch(done)
             if cbs.params.get("steps") is None and train.steps:
                 cbs.params["steps"] = train.steps  # a dataset of unknown length: known after one pass
-            logs = self._logs()
+            logs = self._logs(returned)
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 val = self.evaluate(**_val_args(validation_data), steps=validation_steps, verbose=0,
                                     return_dict=True,
@@ -283,13 +311,14 @@ class Model(Layer):
         cbs.on_test_begin()
         bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
         n = 0
+        returned = None
         for n, batch in enumerate(data.epoch(), 1):
             cbs.on_test_batch_begin(n - 1)
-            self.test_step(batch)
+            returned = self.test_step(batch)
             if bar is not None:
-                bar.update(n, list(self._logs().items()), finalize=False)
+                bar.update(n, list(self._logs(returned).items()), finalize=False)
             cbs.on_test_batch_end(n - 1)
-        logs = self._logs()
+        logs = self._logs(returned)
         if bar is not None:
             bar.target = n
             bar.update(n, list(logs.items()), finalize=True)
@@ -323,17 +352,17 @@ class Model(Layer):
         """One training step on one batch; returns the loss (and metrics) for that batch."""
         self._need_compiled("training")
         self.reset_metrics()
-        self.train_step((_tensor(x), _tensor(y), None if sample_weight is None else _tensor(sample_weight)))
-        logs = self._logs()
-        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
+        logs = self._logs(self.train_step((_tensor(x), _tensor(y),
+                                           None if sample_weight is None else _tensor(sample_weight))))
+        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else next(iter(logs.values())))
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """Loss (and metrics) on one batch, without training."""
         self._need_compiled("evaluating")
         self.reset_metrics()
-        self.test_step((_tensor(x), _tensor(y), None if sample_weight is None else _tensor(sample_weight)))
-        logs = self._logs()
-        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else logs["loss"])
+        logs = self._logs(self.test_step((_tensor(x), _tensor(y),
+                                          None if sample_weight is None else _tensor(sample_weight))))
+        return logs if return_dict else (list(logs.values()) if len(logs) > 1 else next(iter(logs.values())))
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as a NumPy array."""
@@ -535,6 +564,7 @@ def _as_list(x):
 
 
 def _resolve_metric(m, loss):
+    """A compiled metric; one given by name logs under that name (``"mae"``, not ``mean_absolute_error``)."""
     if isinstance(m, str) and m in ("accuracy", "acc"):
         if isinstance(loss, _losses.SparseCategoricalCrossentropy):
             return _metrics.SparseCategoricalAccuracy(name=m)
@@ -543,7 +573,19 @@ def _resolve_metric(m, loss):
         if isinstance(loss, _losses.BinaryCrossentropy):
             return _metrics.BinaryAccuracy(name=m)
         return _AutoAccuracy(name=m)
+    if isinstance(m, str):
+        return _metrics.get(m, name=m)
     return _metrics.get(m)
+
+
+def _scalar_log(v):
+    if isinstance(v, _metrics.Metric):
+        v = v.result()
+    if isinstance(v, Variable):
+        v = v.read_value()
+    if isinstance(v, Tensor) and v._size != 1:
+        return np.array(v)
+    return float(v)
 
 
 class _AutoAccuracy(_metrics.Mean):
@@ -685,6 +727,9 @@ class DataAdapter:
         if self.batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         self.shuffle = shuffle
+        if seed is None and shuffle:
+            # the order follows tf.random.set_seed (fresh without one), so seeded training repeats exactly
+            seed = int(K.random_uniform((), 0, 2 ** 31 - 1, dtype=K.int64))
         self.rng = np.random.default_rng(seed)
         full = max(1, -(-self.n // self.batch_size)) if self.n else 0
         self.steps = min(full, steps) if steps is not None else full
