@@ -28,7 +28,8 @@ import hashlib
 import json
 import os
 import re
-import tempfile
+import time
+import warnings
 import weakref
 
 import numpy as np
@@ -41,6 +42,11 @@ from .layers import base as _base
 from .layers.base import Layer
 from .metrics import Metric
 from .optimizers import Optimizer
+
+try:
+    import fcntl as _fcntl
+except ImportError:  # Windows: no flock (there a file being written cannot be deleted anyway)
+    _fcntl = None
 
 _FORMAT = "tapeflow-checkpoint"
 _SUFFIX = ".safetensors"
@@ -121,20 +127,47 @@ def _leaves(root) -> dict:
 
 
 # ---- files ------------------------------------------------------------------------------------
+#
+# A checkpoint file is a safetensors file whose metadata says ``format: tapeflow-checkpoint``,
+# ``version`` ("2"; "1" files of earlier builds still read), ``dtypes`` (JSON: tensors stored as
+# uint16 that are bfloat16) and ``sha256``: in version 2 the SHA-256 of the JSON list of
+# [name, dtype, shape] of every tensor (sorted by name) and of every other metadata entry, then
+# of the tensors' bytes in the same order; in version 1 of the tensors only.  A reader checks
+# every field before it returns anything.
+#
+# Writes go to a temporary beside the target (``<file>.<8 hex>.tmp``, locked with flock while
+# it is written) renamed into place; a temporary nobody holds locked was left by a killed
+# write, and the next save of the same prefix removes it.
+
+_VERSION = "2"
+_VERSIONS = ("1", "2")
+_SPECIAL = {"bfloat16": np.dtype(np.uint16)}  # dtypes stored as another dtype -> the dtype they are stored as
+_TMP_TAIL = r"\.[a-z0-9_]{8}\.tmp"  # what _tmp_name appends (the mkstemp names of earlier builds match too)
+_HOLDABLE = {d.np for d in _dt.ALL}
+
 
 def _file(path) -> str:
     path = os.fspath(path)
     return path if path.endswith(_SUFFIX) else path + _SUFFIX
 
 
-def _digest(tensors: dict) -> str:
+def _digest(tensors: dict, meta=None) -> str:
+    """The checksum of a file's tensors (version 1) or of its tensors and metadata (version 2: ``meta``)."""
     h = hashlib.sha256()
-    for k in sorted(tensors):
-        a = tensors[k]
-        h.update(k.encode())
-        h.update(str(a.dtype).encode())
-        h.update(str(a.shape).encode())
-        h.update(np.array(a, order="C", copy=True).tobytes())
+    keys = sorted(tensors)
+    if meta is None:
+        for k in keys:
+            a = tensors[k]
+            h.update(k.encode())
+            h.update(str(a.dtype).encode())
+            h.update(str(a.shape).encode())
+            h.update(np.array(a, order="C", copy=True).tobytes())
+        return h.hexdigest()
+    layout = [[k, str(tensors[k].dtype), list(tensors[k].shape)] for k in keys]
+    rest = {k: v for k, v in meta.items() if k != "sha256"}
+    h.update(json.dumps([layout, rest], sort_keys=True).encode())
+    for k in keys:
+        h.update(np.array(tensors[k], order="C", copy=True).tobytes())
     return h.hexdigest()
 
 
@@ -143,6 +176,87 @@ def _to_host(var):
     if var.dtype is _dt.bfloat16:
         return arr.view(np.uint16), "bfloat16"
     return arr, None
+
+
+def _tmp_name(path) -> str:
+    """The name of the temporary a write of ``path`` goes through (``<path>.<8 hex>.tmp``)."""
+    return f"{path}.{os.urandom(4).hex()}.tmp"
+
+
+def _tmp_pattern(*names) -> re.Pattern:
+    """Matches the temporaries of writes of the files named by the regular expressions ``names``."""
+    return re.compile(f"(?:{'|'.join(names)}){_TMP_TAIL}")
+
+
+def _atomic_write(path: str, data: bytes):
+    """Write ``data`` to ``path`` through a locked temporary renamed into place (readers see the old
+    file or the new one, never half of one; a failed write removes its temporary)."""
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        tmp = _tmp_name(path)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if _fcntl is not None:
+                _fcntl.flock(f.fileno(), _fcntl.LOCK_EX)  # "in use" for _sweep_temporaries, until closed or killed
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            if _fcntl is not None:
+                os.replace(tmp, path)  # still under the lock
+        if _fcntl is None:
+            os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dfd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def _sweep_temporaries(directory, pattern: re.Pattern):
+    """Remove the temporaries in ``directory`` whose names ``pattern`` matches and that no live write
+    holds (a killed write's lock went with its process); other files are never touched."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for n in names:
+        if not pattern.fullmatch(n):
+            continue
+        p = os.path.join(directory, n)
+        if os.path.islink(p) or not os.path.isfile(p):
+            continue
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if _fcntl is not None:
+                try:
+                    _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+                except OSError:
+                    continue  # a write in progress (this process or another) holds it
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
 
 
 def _write_file(path: str, leaves: dict, extra_meta=None) -> str:
@@ -154,54 +268,88 @@ def _write_file(path: str, leaves: dict, extra_meta=None) -> str:
         tensors[k] = np.array(arr, order="C", copy=True)  # (ascontiguousarray would make 0-d arrays 1-d)
         if dt:
             special[k] = dt
-    meta = {"format": _FORMAT, "version": "1", "sha256": _digest(tensors), "dtypes": json.dumps(special)}
-    meta.update(extra_meta or {})
+    meta = {"format": _FORMAT, "version": _VERSION, "dtypes": json.dumps(special, sort_keys=True)}
+    for k, val in (extra_meta or {}).items():
+        if k in meta or k == "sha256" or not isinstance(k, str) or not isinstance(val, str):
+            raise InvalidArgumentError(f"checkpoint metadata {k!r}: {val!r} is not allowed; allowed: string keys "
+                                       "and values other than format, version, dtypes and sha256", "SaveV2")
+        meta[k] = val
+    meta["sha256"] = _digest(tensors, meta)
     data = st_save(tensors, metadata=meta)
     path = _file(path)
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)  # atomic: readers see the old file or the new one, never half of one
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    _sweep_temporaries(d, _tmp_pattern(re.escape(os.path.basename(path))))
+    _atomic_write(path, data)
     return path
 
 
 def _read_file(path) -> dict:
-    """{key: array} from a checkpoint file, verified (a damaged file raises DataLossError)."""
-    from safetensors import safe_open  # noqa: F401  (the package must be importable)
+    """{key: array} from a checkpoint file, every field verified first: a damaged, truncated or
+    crafted file raises DataLossError naming the file and what is wrong."""
     from safetensors.numpy import load as st_load
 
     fname = _file(path)
-    if not os.path.exists(fname):
+    if not os.path.isfile(fname):
         raise NotFoundError(f"no checkpoint at {os.fspath(path)!r} (looked for {fname!r})", "RestoreV2")
     with open(fname, "rb") as f:
         data = f.read()
+    n = len(data)
+
+    def damaged(what):
+        return DataLossError(f"checkpoint file {fname!r} is damaged or truncated ({n} bytes): {what}", "RestoreV2")
+
+    if n < 8:
+        raise damaged("shorter than the 8-byte header size")
+    hlen = int.from_bytes(data[:8], "little")
+    if hlen > n - 8:
+        raise damaged(f"the header size says {hlen} bytes, but {n - 8} follow")
+    try:
+        header = json.loads(data[8:8 + hlen].decode("utf-8"))
+    except Exception as e:  # noqa: BLE001 (JSON and UTF-8 errors, RecursionError for absurd nesting)
+        raise damaged(f"the header is not JSON ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(header, dict):
+        raise damaged(f"the header is a JSON {type(header).__name__}; allowed: an object")
+    meta = header.get("__metadata__")
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        fmt = meta.get("format") if isinstance(meta, dict) else None
+        raise DataLossError(f"{fname!r} is not a tapeflow checkpoint (format {fmt!r}; allowed: {_FORMAT!r}); "
+                            "a damaged one, or a safetensors file written by something else", "RestoreV2")
+    odd = sorted(k for k, v in meta.items() if not isinstance(v, str))
+    if odd:
+        raise damaged(f"metadata {odd} are not strings")
+    version = meta.get("version")
+    if version not in _VERSIONS:
+        raise damaged(f"format version {version!r}; allowed: {', '.join(map(repr, _VERSIONS))}")
+    sha = meta.get("sha256")
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+        raise damaged(f"its checksum {sha!r} is not a SHA-256 hex digest")
+    try:
+        special = json.loads(meta["dtypes"])
+    except KeyError:
+        raise damaged("it has no 'dtypes' metadata") from None
+    except Exception as e:  # noqa: BLE001
+        raise damaged(f"its 'dtypes' metadata is not JSON ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(special, dict) or any(not isinstance(v, str) or v not in _SPECIAL for v in special.values()):
+        raise damaged(f"its 'dtypes' metadata {meta['dtypes'][:200]!r} is not a map of tensor names to one of "
+                      f"{sorted(_SPECIAL)}")
     try:
         tensors = st_load(data)
-        header_len = int.from_bytes(data[:8], "little")
-        meta = json.loads(data[8:8 + header_len]).get("__metadata__") or {}
-    except Exception as e:  # noqa: BLE001 (safetensors raises its own error types for bad headers and short files)
-        raise DataLossError(f"checkpoint file {fname!r} is damaged or truncated ({len(data)} bytes): "
-                            f"{type(e).__name__}: {e}", "RestoreV2") from None
-    if meta.get("format") != _FORMAT:
-        raise DataLossError(f"{fname!r} is a safetensors file but not a tapeflow checkpoint "
-                            f"(format {meta.get('format')!r}; allowed: {_FORMAT!r})", "RestoreV2")
-    if meta.get("sha256") != _digest(tensors):
-        raise DataLossError(f"checkpoint file {fname!r} is damaged: its contents do not match their checksum",
-                            "RestoreV2")
-    for k, dt in json.loads(meta.get("dtypes", "{}")).items():
-        if dt == "bfloat16":
-            tensors[k] = tensors[k].view(_dt.bfloat16.np)
+    except Exception as e:  # noqa: BLE001 (safetensors raises its own error types for bad layouts and short files)
+        raise damaged(f"{type(e).__name__}: {str(e)[:300]}") from None
+    for k, dt in special.items():
+        if k not in tensors:
+            raise damaged(f"its 'dtypes' metadata names {k!r}, which the file does not hold")
+        if tensors[k].dtype != _SPECIAL[dt]:
+            raise damaged(f"{k!r} is marked {dt} but stored as {tensors[k].dtype}; allowed: {_SPECIAL[dt]}")
+    if sha != _digest(tensors, meta if version != "1" else None):
+        raise damaged("its contents do not match their checksum")
+    for k, arr in tensors.items():
+        if k in special:
+            tensors[k] = arr.view(_dt.BY_NAME[special[k]].np)
+        elif arr.dtype not in _HOLDABLE:
+            raise damaged(f"{k!r} is stored as {arr.dtype}, which no tapeflow variable holds; allowed: "
+                          f"{', '.join(d.name for d in _dt.ALL)}")
     return tensors
 
 
@@ -233,27 +381,62 @@ class CheckpointLoadStatus:
     ``assert_consumed()`` checks every value in the file found its variable and every variable
     reachable from the root got a value; ``assert_existing_objects_matched()`` checks only the
     variables that exist now; ``expect_partial()`` accepts a partial match.
+
+    ``on_missing`` says what a variable with no value in the file does: ``"ignore"`` (``Checkpoint.restore``,
+    as TensorFlow's: the assertions report it), ``"raise"`` (``Model.load_weights``, as Keras 3's) or
+    ``"warn"``; with ``skip_mismatch`` a value whose shape or dtype differs from its variable's is
+    skipped with a warning instead of raising (Keras's ``skip_mismatch``).
     """
 
-    def __init__(self, root, path, values):
+    def __init__(self, root, path, values, on_missing="ignore", skip_mismatch=False):
         self._root = _root_ref(root)
         self.save_path = os.fspath(path)
-        self._values = values
+        self._keys = frozenset(values)  # (values are dropped as variables take them)
         self._pending = dict(values)
         self._matched = set()
+        self._on_missing, self._skip_mismatch, self._warned = on_missing, skip_mismatch, set()
+        self._seen = None
 
     def _apply(self):
         root = self._root()
         if root is None:
             return False
+        if self._on_missing != "ignore":
+            # load_weights into a model: every variable it creates is checked, so the status waits as long
+            # as the model lives; it looks again only when what layers track has changed
+            if self._seen == _base._VERSION[0]:
+                return True
+            self._seen = _base._VERSION[0]
         leaves = _leaves(root)
+        if self._on_missing != "ignore":
+            missing = sorted(k for k in leaves if k not in self._keys and k not in self._warned)
+            if missing:
+                msg = (f"checkpoint {self.save_path!r} has no value for {len(missing)} variable(s): "
+                       f"{missing[:20]}")
+                if self._on_missing == "raise":
+                    raise InvalidArgumentError(msg + "; allowed: a file holding every variable, or "
+                                               "load_weights(..., skip_mismatch=True) for a partial restore",
+                                               "RestoreV2")
+                self._warned.update(missing)
+                warnings.warn(msg + "; they keep their values", stacklevel=3)
         pairs = [(k, self._pending[k], leaves[k]) for k in list(self._pending) if k in leaves]
+        if self._skip_mismatch:
+            fits = []
+            for key, arr, var in pairs:
+                try:
+                    _check(self.save_path, key, arr, var)
+                except InvalidArgumentError as e:
+                    warnings.warn(f"skipped: {e.message}", stacklevel=3)
+                    del self._pending[key]
+                else:
+                    fits.append((key, arr, var))
+            pairs = fits
         if pairs:
             _assign_all(self.save_path, pairs)
             for k, _, _ in pairs:
                 del self._pending[k]
                 self._matched.add(k)
-        return bool(self._pending)
+        return self._on_missing != "ignore" or bool(self._pending)
 
     def assert_consumed(self):
         """Raise AssertionError unless every checkpoint value and every variable were matched."""
@@ -267,7 +450,7 @@ class CheckpointLoadStatus:
     def assert_existing_objects_matched(self):
         """Raise AssertionError if a variable reachable from the root got no value from the checkpoint."""
         root = self._root()
-        missing = sorted(k for k in (_leaves(root) if root is not None else {}) if k not in self._values)
+        missing = sorted(k for k in (_leaves(root) if root is not None else {}) if k not in self._keys)
         if missing:
             raise AssertionError(f"variables with no value in checkpoint {self.save_path!r}: {missing[:20]}")
         return self
@@ -341,20 +524,24 @@ def _run_deferred():
     if _RUNNING[0]:
         return
     _RUNNING[0] = True
+    done = set()
     try:
-        keep = []
         for status in list(_base._PENDING_RESTORES):
-            if status._apply():
-                keep.append(status)
-        _base._PENDING_RESTORES[:] = keep
+            try:
+                if not status._apply():
+                    done.add(id(status))
+            except BaseException:
+                done.add(id(status))  # a restore that failed has raised where its variable appeared; it stops waiting
+                raise
     finally:
+        _base._PENDING_RESTORES[:] = [s for s in _base._PENDING_RESTORES if id(s) not in done]
         _RUNNING[0] = False
 
 
-def restore_into(root, path) -> CheckpointLoadStatus:
-    """Restore the variables reachable from ``root`` from the checkpoint at ``path``."""
+def restore_into(root, path, on_missing="ignore", skip_mismatch=False) -> CheckpointLoadStatus:
+    """Restore the variables reachable from ``root`` from the checkpoint at ``path`` (see CheckpointLoadStatus)."""
     values = _read_file(path)
-    status = CheckpointLoadStatus(root, path, values)
+    status = CheckpointLoadStatus(root, path, values, on_missing, skip_mismatch)
     if status._apply():
         _base._PENDING_RESTORES.append(status)
     return status
@@ -363,6 +550,12 @@ def restore_into(root, path) -> CheckpointLoadStatus:
 def save_into(root, path, extra_meta=None) -> str:
     """Write every variable reachable from ``root`` to ``path`` (``.safetensors`` appended if missing)."""
     return _write_file(path, _leaves(root), extra_meta)
+
+
+def _no_options(options, op):
+    if options is not None:
+        raise InvalidArgumentError(f"options={options!r}: tapeflow has no checkpoint options (no "
+                                   "tf.train.CheckpointOptions); allowed: None", op)
 
 
 # ---- Checkpoint ---------------------------------------------------------------------------------
@@ -418,15 +611,21 @@ class Checkpoint:
 
     def write(self, file_prefix, options=None) -> str:
         """Write one checkpoint file at ``file_prefix`` (``.safetensors`` appended); returns ``file_prefix``."""
+        _no_options(options, "SaveV2")
         save_into(self, file_prefix)
         return os.fspath(file_prefix)
 
     def save(self, file_prefix, options=None) -> str:
         """Write ``file_prefix-N`` (N = the save count) and make it the directory's latest checkpoint."""
+        _no_options(options, "SaveV2")
         n = int(self.save_counter) + 1
         self.save_counter.assign(np.int64(n))
         path = f"{os.fspath(file_prefix)}-{n}"
         try:
+            d = os.path.dirname(os.path.abspath(path))
+            os.makedirs(d, exist_ok=True)
+            _sweep_temporaries(d, _tmp_pattern(re.escape(os.path.basename(os.fspath(file_prefix))) + r"-\d+"
+                                               + re.escape(_SUFFIX), re.escape(_STATE_FILE)))
             self.write(path)
         except BaseException:
             self.save_counter.assign(np.int64(n - 1))
@@ -439,58 +638,84 @@ class Checkpoint:
 
     def restore(self, save_path, options=None) -> CheckpointLoadStatus:
         """Restore from ``save_path`` (a prefix such as ``ckpt-3``); ``None`` restores nothing."""
+        _no_options(options, "RestoreV2")
         if save_path is None:
             return InitializationOnlyStatus(self)
         return restore_into(self, save_path)
 
     def read(self, save_path, options=None) -> CheckpointLoadStatus:
         """Like ``restore`` for a file from ``write``."""
-        return self.restore(save_path)
+        return self.restore(save_path, options)
 
 
 # ---- the directory's state file and the manager ---------------------------------------------
+#
+# The state file (``checkpoint``, TensorFlow's text format) names the latest checkpoint and the
+# kept ones.  Only paths inside its own directory count (after resolving ``..`` and symlinks):
+# a manager reads, lists and deletes nothing else, whatever a damaged or crafted state file says.
 
-def _read_state(directory) -> dict:
-    fname = os.path.join(directory, _STATE_FILE)
-    if not os.path.exists(fname):
+def _inside(directory, path) -> bool:
+    """Whether ``path`` and its checkpoint file resolve to places inside ``directory``."""
+    root = os.path.realpath(directory)
+    try:
+        return all(os.path.commonpath([root, os.path.realpath(p)]) == root for p in (path, _file(path)))
+    except ValueError:  # another drive
+        return False
+
+
+def _read_state(directory, filename=_STATE_FILE) -> dict:
+    fname = os.path.join(directory, filename)
+    if not os.path.isfile(fname):
         return {}
-    latest, all_paths = None, []
-    with open(fname) as f:
-        for line in f:
-            m = re.match(r'\s*(model_checkpoint_path|all_model_checkpoint_paths)\s*:\s*"(.*)"\s*$', line)
-            if not m:
-                continue
-            p = m.group(2)
-            p = p if os.path.isabs(p) else os.path.join(directory, p)
-            if m.group(1) == "model_checkpoint_path":
-                latest = p
-            else:
-                all_paths.append(p)
-    return {"latest": latest, "all": all_paths}
+    with open(fname, "rb") as f:
+        text = f.read().decode("utf-8", errors="replace")
+    latest, all_paths, preserved, outside = None, [], None, []
+    for line in text.splitlines():
+        m = re.match(r'\s*(model_checkpoint_path|all_model_checkpoint_paths)\s*:\s*"(.*)"\s*$', line)
+        if not m:
+            m = re.match(r"\s*last_preserved_timestamp\s*:\s*([0-9.eE+]+)\s*$", line)
+            if m:
+                try:
+                    preserved = float(m.group(1))
+                except ValueError:
+                    pass
+            continue
+        p = m.group(2)
+        p = p if os.path.isabs(p) else os.path.join(directory, p)
+        if not _inside(directory, p):
+            outside.append(m.group(2))
+            continue
+        if m.group(1) == "model_checkpoint_path":
+            latest = p
+        else:
+            all_paths.append(p)
+    if outside:
+        warnings.warn(f"checkpoint state file {fname!r} names paths outside {os.fspath(directory)!r}, ignored: "
+                      f"{sorted(set(outside))[:10]}", stacklevel=3)
+    return {"latest": latest, "all": all_paths, "last_preserved": preserved}
 
 
-def _write_state(directory, latest, all_paths):
-    def rel(p):
-        r = os.path.relpath(p, directory)
-        return r if not r.startswith("..") else os.path.abspath(p)
-
-    lines = [f'model_checkpoint_path: "{rel(latest)}"'] + [f'all_model_checkpoint_paths: "{rel(p)}"'
-                                                           for p in all_paths]
-    fd, tmp = tempfile.mkstemp(prefix=_STATE_FILE + ".", suffix=".tmp", dir=directory)
-    with os.fdopen(fd, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp, os.path.join(directory, _STATE_FILE))
+def _write_state(directory, latest, all_paths, last_preserved=None):
+    """Replace the state file atomically (a reader sees the old one or the new one)."""
+    lines = [f'model_checkpoint_path: "{os.path.relpath(latest, directory)}"']
+    lines += [f'all_model_checkpoint_paths: "{os.path.relpath(p, directory)}"' for p in all_paths]
+    if last_preserved is not None:
+        lines.append(f"last_preserved_timestamp: {last_preserved!r}")
+    _atomic_write(os.path.join(directory, _STATE_FILE), ("\n".join(lines) + "\n").encode())
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     """The newest checkpoint saved in ``checkpoint_dir`` (a path for ``restore``), or None.
+
+    ``latest_filename`` names the state file (default ``checkpoint``).  A state file naming a
+    path outside ``checkpoint_dir`` is ignored with a warning.
 
     >>> import tempfile
     >>> import tapeflow as tf
     >>> tf.train.latest_checkpoint(tempfile.mkdtemp()) is None
     True
     """
-    state = _read_state(os.fspath(checkpoint_dir))
+    state = _read_state(os.fspath(checkpoint_dir), latest_filename or _STATE_FILE)
     latest = state.get("latest")
     if latest and os.path.exists(_file(latest)):
         return latest
@@ -498,7 +723,14 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
 
 
 class CheckpointManager:
-    """Saves numbered checkpoints in ``directory`` and deletes all but the newest ``max_to_keep``.
+    """Saves numbered checkpoints in ``directory`` and deletes all but the newest ``max_to_keep``
+    (and, with ``keep_checkpoint_every_n_hours``, keeps one checkpoint per that many hours out of
+    the deletions, as TensorFlow's).
+
+    A save writes the new checkpoint, then records it in the state file, then deletes old ones,
+    then records that: killed at any point, the directory's latest checkpoint is the newest one
+    that is complete.  It also removes what killed saves of its prefix left (temporaries no live
+    write holds) and never touches a file outside ``directory``.
 
     >>> import tempfile
     >>> import tapeflow as tf
@@ -514,9 +746,14 @@ class CheckpointManager:
                  checkpoint_name="ckpt", step_counter=None, checkpoint_interval=None, init_fn=None):
         if max_to_keep is not None and max_to_keep <= 0:
             raise ValueError(f"max_to_keep must be positive or None, got {max_to_keep}")
+        if keep_checkpoint_every_n_hours is not None and not keep_checkpoint_every_n_hours > 0:
+            raise ValueError(f"keep_checkpoint_every_n_hours must be positive or None, got "
+                             f"{keep_checkpoint_every_n_hours}")
         self._checkpoint = checkpoint
         self._directory = os.fspath(directory)
         self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._name = checkpoint_name
         self._prefix = os.path.join(self._directory, checkpoint_name)
         self._step_counter, self._interval, self._init_fn = step_counter, checkpoint_interval, init_fn
         self._last_step = None
@@ -524,6 +761,9 @@ class CheckpointManager:
         self._checkpoints = [p for p in state.get("all", []) if os.path.exists(_file(p))]
         self._latest = state.get("latest") if state.get("latest") in self._checkpoints else \
             (self._checkpoints[-1] if self._checkpoints else None)
+        self._last_preserved = state.get("last_preserved")
+        if self._keep_hours is not None and self._last_preserved is None:
+            self._last_preserved = time.time()
 
     @property
     def directory(self) -> str:
@@ -543,8 +783,9 @@ class CheckpointManager:
         """The newest checkpoint, or None."""
         return self._latest
 
-    def save(self, checkpoint_number=None, check_interval=True):
+    def save(self, checkpoint_number=None, check_interval=True, options=None):
         """Save ``ckpt-N`` (N = ``checkpoint_number``, else the checkpoint's save count) and prune old ones."""
+        _no_options(options, "SaveV2")
         if self._interval is not None and check_interval and self._step_counter is not None:
             step = int(self._step_counter)
             if self._last_step is not None and step < self._last_step + self._interval:
@@ -557,21 +798,40 @@ class CheckpointManager:
             checkpoint_number = int(counter) if counter is not None else len(self._checkpoints) + 1
         path = f"{self._prefix}-{int(checkpoint_number)}"
         os.makedirs(self._directory, exist_ok=True)
+        _sweep_temporaries(self._directory, _tmp_pattern(re.escape(self._name) + r"-\d+" + re.escape(_SUFFIX),
+                                                         re.escape(_STATE_FILE)))
         if isinstance(self._checkpoint, Checkpoint):
             self._checkpoint.write(path)
         else:
             save_into(self._checkpoint, path)
-        self._checkpoints = [p for p in self._checkpoints if p != path] + [path]
-        if self._max_to_keep is not None:
-            while len(self._checkpoints) > self._max_to_keep:
-                old = self._checkpoints.pop(0)
-                try:
-                    os.unlink(_file(old))
-                except FileNotFoundError:
-                    pass
-        self._latest = path
-        _write_state(self._directory, path, self._checkpoints)
+        kept = [p for p in self._checkpoints if p != path] + [path]
+        # record the new checkpoint before deleting anything: killed in the sweep, it is still the latest
+        _write_state(self._directory, path, kept, self._last_preserved)
+        self._checkpoints, self._latest = kept, path
+        if self._max_to_keep is not None and len(kept) > self._max_to_keep:
+            drop, self._checkpoints = kept[:-self._max_to_keep], kept[-self._max_to_keep:]
+            for old in drop:
+                if self._keep_hours is not None and self._preserve(old):
+                    continue
+                if _inside(self._directory, old):
+                    try:
+                        os.unlink(_file(old))
+                    except FileNotFoundError:
+                        pass
+            _write_state(self._directory, path, self._checkpoints, self._last_preserved)
         return path
+
+    def _preserve(self, old) -> bool:
+        """Whether ``old`` is the one to keep for its ``keep_checkpoint_every_n_hours`` period (it leaves
+        the managed list but stays on disk)."""
+        try:
+            saved = os.stat(_file(old)).st_mtime
+        except OSError:
+            return False
+        if saved - self._keep_hours * 3600.0 >= self._last_preserved:
+            self._last_preserved = saved
+            return True
+        return False
 
     def restore_or_initialize(self):
         """Restore the latest checkpoint if there is one (returns its path), else run ``init_fn``."""

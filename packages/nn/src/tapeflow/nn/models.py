@@ -386,18 +386,43 @@ class Model(Layer):
 
         from . import checkpoint
 
+        if save_format not in (None, "safetensors"):
+            raise InvalidArgumentError(f"save_format={save_format!r}: weights are written as safetensors files; "
+                                       "allowed: None or 'safetensors'", "SaveV2")
+        checkpoint._no_options(options, "SaveV2")
         if not overwrite and os.path.exists(checkpoint._file(filepath)):
             raise FileExistsError(f"{checkpoint._file(filepath)!r} exists and overwrite=False")
         checkpoint.save_into(self, filepath)
 
     def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
-        """Restore the weights written by ``save_weights`` (into an unbuilt model: when it builds).
+        """Restore the weights written by ``save_weights`` (into an unbuilt model: as it builds).
 
-        A mismatched or damaged file raises before any weight changes.
+        As Keras 3's: a file with no value for one of the model's variables, or a value of another
+        shape, raises InvalidArgumentError and changes nothing (into an unbuilt model the check
+        runs as each variable is created); ``skip_mismatch=True`` loads what fits and warns about
+        the rest.  Values in the file that the model has no variable for are ignored.  A damaged
+        file raises DataLossError and changes nothing.
+
+        >>> import tempfile
+        >>> import tapeflow as tf
+        >>> path = tempfile.mkdtemp() + "/w"
+        >>> tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))]).save_weights(path)
+        >>> two = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,)), tf.keras.layers.Dense(1)])
+        >>> try:
+        ...     two.load_weights(path)
+        ... except tf.errors.InvalidArgumentError as e:
+        ...     print("no value for", str(e).split("variable(s): ")[1].split("]")[0] + "]")
+        no value for ['layers/1/bias', 'layers/1/kernel']
         """
         from . import checkpoint
 
-        return checkpoint.restore_into(self, filepath)
+        if by_name:
+            raise InvalidArgumentError("load_weights(by_name=True) is for Keras's legacy HDF5 files; a safetensors "
+                                       "weights file matches variables by their path in the model; allowed: "
+                                       "by_name=False", "RestoreV2")
+        checkpoint._no_options(options, "RestoreV2")
+        return checkpoint.restore_into(self, filepath, on_missing="warn" if skip_mismatch else "raise",
+                                       skip_mismatch=bool(skip_mismatch))
 
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable}
@@ -797,4 +822,3 @@ def _cardinality(ds):
         return len(ds)
     except TypeError:
         return None
-
