@@ -93,7 +93,10 @@ _scope = _Scope()
 
 
 def canonical_name(spec: str) -> str:
-    """``"/device:GPU:0"`` -> ``"gpu:0"``; raises ValueError on a malformed name."""
+    """``"/device:GPU:0"`` -> ``"gpu:0"``; raises ValueError on a malformed name, TypeError on a non-string."""
+    if not isinstance(spec, str):
+        raise TypeError(f"a device name must be a str, got {type(spec).__name__} {spec!r:.40}; allowed: a name "
+                        "such as 'cpu:0', 'gpu:0', 'opencl:0', '/device:GPU:0', a tf device object, or None")
     m = _SPEC.match(spec.strip())
     if not m:
         raise ValueError(f"malformed device name {spec!r}; expected e.g. 'cpu:0', 'gpu:0', '/device:GPU:0'")

@@ -8,6 +8,8 @@ primitive as ``recorder(op_name, inputs, outputs, attrs)``.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from tapeflow import kernels
 
 from . import devices as _device
@@ -144,8 +146,131 @@ def alloc(shape, dtype, dev):
     return make(h, host, shape, dtype, dev, size)
 
 
+# -- Python arguments: ints, int lists, axes, dtypes ------------------------------------
+#
+# Wrong Python types raise TypeError (as TensorFlow does for a float or str axis, shape or dtype);
+# integer tensors of the wrong shape and integers out of range raise InvalidArgumentError.
+# bool counts as an int (TensorFlow accepts ``axis=True``); NumPy integers and 0-d integer
+# tensors are ints.
+
+_I64_MIN, _I64_MAX = -(2 ** 63), 2 ** 63 - 1
+_INT_ALLOWED = "an int, a NumPy integer or a 0-d integer tensor"
+_LIST_ALLOWED = "a list or tuple of ints, a 1-D integer tensor or array"
+
+
+def _what(v) -> str:
+    s = repr(v)
+    return f"{type(v).__name__} {s if len(s) <= 40 else s[:37] + '...'}"
+
+
+def _type_error(msg: str, op: str):
+    return TypeError(f"{msg} [Op:{op}]" if op else msg)
+
+
+def int_arg(v, op: str, what: str) -> int:
+    """A Python int from an int (bool included), NumPy integer or 0-d integer tensor.
+
+    Anything else (a float, str, None, list) is a ``TypeError`` naming the op; an int
+    beyond int64 is an ``InvalidArgumentError``.
+
+    >>> from tapeflow.core.dispatch import int_arg
+    >>> int_arg(3, "Sum", "axis"), int_arg(__import__("numpy").int64(-1), "Sum", "axis")
+    (3, -1)
+    >>> int_arg(1.5, "Sum", "axis")
+    Traceback (most recent call last):
+    TypeError: axis must be an integer, got float 1.5; allowed: an int, a NumPy integer or a 0-d integer tensor [Op:Sum]
+    """
+    if type(v) is not int:
+        if isinstance(v, (int, np.integer)):
+            v = int(v)
+        elif isinstance(v, (Tensor, np.ndarray)) or hasattr(v, "_as_tensor"):
+            arr = np.asarray(v)
+            if arr.dtype.kind not in "iu":
+                raise errors.InvalidArgumentError(f"{what} is a {_np_name(arr)} tensor; allowed: {_INT_ALLOWED}", op)
+            if arr.ndim:
+                raise errors.InvalidArgumentError(f"{what} is a tensor of shape {arr.shape}; allowed: "
+                                                  f"{_INT_ALLOWED}", op)
+            return int(arr)
+        else:
+            raise _type_error(f"{what} must be an integer, got {_what(v)}; allowed: {_INT_ALLOWED}", op)
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise errors.InvalidArgumentError(f"{what} = {v} is out of the int64 range; allowed: integers in "
+                                          f"[-2**63, 2**63)", op)
+    return v
+
+
+def _np_name(arr) -> str:
+    try:
+        return _dt.as_dtype(arr.dtype).name
+    except TypeError:
+        return str(arr.dtype)
+
+
+def int_list(v, op: str, what: str, scalar_ok: bool = True) -> tuple:
+    """A tuple of Python ints from a list/tuple of ints, a 1-D integer tensor or array
+    (or, with ``scalar_ok``, a single int).
+
+    Floats, strs, None (alone or inside the list) are a ``TypeError`` naming the op.
+
+    >>> from tapeflow.core.dispatch import int_list
+    >>> int_list([2, 3], "Reshape", "shape"), int_list(4, "Fill", "dims")
+    ((2, 3), (4,))
+    >>> int_list(["2", "3"], "Reshape", "shape")
+    Traceback (most recent call last):
+    TypeError: shape[0] must be an integer, got str '2'; allowed: a list or tuple of ints, a 1-D integer tensor or array [Op:Reshape]
+    """
+    if isinstance(v, (list, tuple)):
+        for d in v:  # the common case: Python ints in int64 range
+            if type(d) is not int or not _I64_MIN <= d <= _I64_MAX:
+                break
+        else:
+            return tuple(v)
+        out = []
+        for i, d in enumerate(v):
+            if isinstance(d, (list, tuple)):
+                raise errors.InvalidArgumentError(f"{what} must be 1-D, got {_what(v)}; allowed: {_LIST_ALLOWED}",
+                                                  op)
+            if not isinstance(d, (int, np.integer, Tensor, np.ndarray)) and not hasattr(d, "_as_tensor"):
+                raise _type_error(f"{what}[{i}] must be an integer, got {_what(d)}; allowed: {_LIST_ALLOWED}", op)
+            out.append(int_arg(d, op, f"{what}[{i}]"))
+        return tuple(out)
+    if isinstance(v, (Tensor, np.ndarray)) or hasattr(v, "_as_tensor"):
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "iu":
+            raise errors.InvalidArgumentError(f"{what} is a {_np_name(arr)} tensor; allowed: {_LIST_ALLOWED}", op)
+        if arr.ndim > 1 or (arr.ndim == 0 and not scalar_ok):
+            raise errors.InvalidArgumentError(f"{what} is a tensor of shape {arr.shape}; allowed: {_LIST_ALLOWED}",
+                                              op)
+        return tuple(int(d) for d in arr.reshape(-1))
+    if scalar_ok and isinstance(v, (int, np.integer)):
+        return (int_arg(v, op, what),)
+    raise _type_error(f"{what} must be a list of integers, got {_what(v)}; allowed: {_LIST_ALLOWED}"
+                      + (" or a single int" if scalar_ok else ""), op)
+
+
+def shape_arg(shape, op: str, what: str = "shape") -> tuple:
+    """A shape as a tuple of ints (see :func:`int_list`; a single int is a 1-D shape)."""
+    return int_list(shape, op, what)
+
+
+def dtype_arg(dtype, op: str, what: str = "dtype"):
+    """A DType from a DType, name, NumPy dtype or Python type; anything else (None included) is a
+    ``TypeError`` naming the op.
+
+    >>> from tapeflow.core.dispatch import dtype_arg
+    >>> dtype_arg("int64", "Cast")
+    tf.int64
+    """
+    if type(dtype) is _dt.DType:
+        return dtype
+    try:
+        return _dt.as_dtype(dtype)
+    except TypeError as e:
+        raise _type_error(f"{what}: {e}", op) from None
+
+
 def normalize_axis(axis, ndim: int, op: str) -> int:
-    a = int(axis)
+    a = axis if type(axis) is int else int_arg(axis, op, "axis")
     if not -max(ndim, 1) <= a < max(ndim, 1):
         raise errors.InvalidArgumentError(
             f"axis {a} is out of range for a tensor of rank {ndim}; allowed: [{-max(ndim, 1)}, {max(ndim, 1)})", op)
@@ -156,19 +281,18 @@ def normalize_axes(axis, ndim: int, op: str) -> tuple:
     """A sorted tuple of distinct non-negative axes (None = all)."""
     if axis is None:
         return tuple(range(ndim))
-    if isinstance(axis, Tensor):
-        axis = axis.numpy().tolist()
-    if isinstance(axis, (list, tuple)):
+    if isinstance(axis, (list, tuple)) or ((isinstance(axis, (Tensor, np.ndarray)) or hasattr(axis, "_as_tensor"))
+                                          and np.ndim(axis) == 1):
         out = []
-        for a in axis:
-            if not -ndim <= int(a) < max(ndim, 1) or (ndim == 0 and int(a) not in (0, -1)):
+        for a in int_list(axis, op, "axis"):
+            if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
                 raise errors.InvalidArgumentError(
-                    f"axis {int(a)} is out of range for a tensor of rank {ndim}; allowed: [{-ndim}, {ndim})", op)
-            out.append(int(a) % max(ndim, 1))
+                    f"axis {a} is out of range for a tensor of rank {ndim}; allowed: [{-ndim}, {ndim})", op)
+            out.append(a % max(ndim, 1))
         if len(set(out)) != len(out):
             raise errors.InvalidArgumentError(f"axis {list(axis)} repeats an axis", op)
         return tuple(sorted(out)) if ndim else ()
-    a = int(axis)
+    a = axis if type(axis) is int else int_arg(axis, op, "axis")
     if ndim == 0:
         if a in (0, -1):
             return ()

@@ -113,6 +113,9 @@ def as_dtype(value) -> DType:
             return BY_NAME[value]
         except KeyError:
             raise TypeError(f"unknown dtype {value!r}; allowed: {', '.join(d.name for d in ALL)}") from None
+    if value is None:  # np.dtype(None) would be float64
+        raise TypeError(f"dtype None is not a dtype; allowed: a tf.DType, a name ({', '.join(d.name for d in ALL)}), "
+                        "a NumPy dtype or float/int/bool")
     if value is float:
         return float32
     if value is int:
@@ -122,7 +125,8 @@ def as_dtype(value) -> DType:
     try:
         npd = np.dtype(value)
     except TypeError:
-        raise TypeError(f"cannot interpret {value!r} as a dtype") from None
+        raise TypeError(f"cannot interpret {value!r} as a dtype; allowed: a tf.DType, a name "
+                        f"({', '.join(d.name for d in ALL)}), a NumPy dtype or float/int/bool") from None
     d = _BY_NP.get(npd)
     if d is None:
         raise TypeError(f"NumPy dtype {npd} has no tapeflow dtype; allowed: {', '.join(d.name for d in ALL)}")

@@ -264,6 +264,10 @@ def _infer_array(value, dtype):
     if isinstance(value, bool):
         arr = np.asarray(value)
     elif isinstance(value, numbers.Integral):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            if dtype is not None and dtype.is_floating:
+                return np.asarray(float(value)).astype(dtype.np), dtype
+            raise _int_overflow(value, dtype)
         arr = np.asarray(value, np.int32 if _INT32_MIN <= value <= _INT32_MAX else np.int64)
     elif isinstance(value, numbers.Real):
         # straight to a requested float dtype (no detour through float32)
@@ -275,6 +279,12 @@ def _infer_array(value, dtype):
             raise InvalidArgumentError(
                 f"cannot convert {_short(value)} to a tensor: ragged nesting (every row must have the same "
                 "length)") from None
+        if arr.dtype == object or arr.dtype == np.uint64:
+            big = _big_int(value)
+            if big is not None:
+                if dtype is not None and dtype.is_floating:
+                    return np.asarray(value, np.float64).astype(dtype.np), dtype
+                raise _int_overflow(big, dtype)
         if arr.dtype == object:
             raise InvalidArgumentError(
                 f"cannot convert {_short(value)} to a tensor: ragged or mixed nesting "
@@ -293,6 +303,32 @@ def _infer_array(value, dtype):
     elif arr.dtype != dtype.np:
         arr = _cast_host(arr, dtype, value)
     return arr, dtype
+
+
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def _big_int(value):
+    """The first Python int beyond int64 in a nested list, or None."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            b = _big_int(v)
+            if b is not None:
+                return b
+        return None
+    if isinstance(value, numbers.Integral) and not isinstance(value, np.integer) and \
+            not _INT64_MIN <= value <= _INT64_MAX:
+        return value
+    return None
+
+
+def _int_overflow(value, dtype):
+    if dtype is not None and dtype.is_integer:
+        allowed = f"integers in [{dtype.min}, {dtype.max}]"
+    else:
+        allowed = "integers in [-2**63, 2**63) (or a floating dtype, e.g. tf.constant(x, tf.float64))"
+    return InvalidArgumentError(f"cannot convert {_short(value)} to a tensor: integer out of range of "
+                                f"{dtype.name if dtype is not None else 'int64'}; allowed: {allowed}", "Const")
 
 
 def _has_numpy_float64(value) -> bool:

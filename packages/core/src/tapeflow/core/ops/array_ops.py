@@ -22,7 +22,10 @@ from .. import dtypes as _dt
 from ..dispatch import (
     alloc,
     scoped,
+    dtype_arg,
     hooks,
+    int_arg,
+    int_list,
     kernel_failed,
     normalize_axis,
     on_device,
@@ -55,37 +58,12 @@ def _names(dts):
 
 
 def _shape_arg(shape, op, what="shape"):
-    t = type(shape)
-    if t is tuple or t is list:  # the common case: a list of Python ints
-        for d in shape:
-            if type(d) is not int:
-                break
-        else:
-            return tuple(shape)
-    if isinstance(shape, Tensor) or hasattr(shape, "_as_tensor"):
-        shape = np.asarray(shape).tolist()
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        out = tuple(int(d) for d in shape)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{what} must be a list of ints, got {shape!r}", op) from None
-    return out
+    return int_list(shape, op, what)
 
 
 def _int_arg(v, op, what):
     """A Python int from an int, NumPy integer or scalar integer tensor."""
-    if type(v) is int:
-        return v
-    if isinstance(v, Tensor) or hasattr(v, "_as_tensor"):
-        v = np.asarray(v)
-        if v.shape != () or v.dtype.kind not in "iu":
-            raise InvalidArgumentError(f"{what} must be a scalar integer, got a {v.dtype} tensor of shape "
-                                       f"{v.shape}", op)
-        return int(v)
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
-        raise InvalidArgumentError(f"{what} must be an int, got {v!r}", op)
-    return int(v)
+    return int_arg(v, op, what)
 
 
 def _contig_strides(shape):
@@ -233,7 +211,7 @@ def fill(dims, value, dtype=None, name=None):
     if dtype is None:
         dtype = _dt.bool_ if isinstance(value, (bool, np.bool_)) else \
             _dt.int32 if isinstance(value, (int, np.integer)) else _dt.float32
-    dtype = _dt.as_dtype(dtype)
+    dtype = dtype_arg(dtype, "Fill")
     dev = _creation_device()
     out = alloc(shape, dtype, dev)
     be = dev.backend
@@ -252,7 +230,7 @@ def zeros(shape, dtype=_dt.float32, name=None):
     >>> print(tf.zeros([1, 1, 784]).shape)
     (1, 1, 784)
     """
-    return fill(shape, 0, dtype)
+    return fill(shape, 0, dtype_arg(dtype, "Zeros"))
 
 
 @register("ones", "Ones", kind="composite")
@@ -263,7 +241,7 @@ def ones(shape, dtype=_dt.float32, name=None):
     >>> tf.ones([2]).numpy().tolist()
     [1.0, 1.0]
     """
-    return fill(shape, 1, dtype)
+    return fill(shape, 1, dtype_arg(dtype, "Ones"))
 
 
 @register("zeros_like", "ZerosLike", kind="composite")
@@ -276,7 +254,7 @@ def zeros_like(input, dtype=None, name=None):
     """
     x = to_tensor(input, "ZerosLike")
     with _device.device(_device.current() or x._dev):
-        return fill(x._shape, 0, dtype or x._dtype)
+        return fill(x._shape, 0, x._dtype if dtype is None else dtype_arg(dtype, "ZerosLike"))
 
 
 @register("ones_like", "OnesLike", kind="composite")
@@ -289,7 +267,7 @@ def ones_like(input, dtype=None, name=None):
     """
     x = to_tensor(input, "OnesLike")
     with _device.device(_device.current() or x._dev):
-        return fill(x._shape, 1, dtype or x._dtype)
+        return fill(x._shape, 1, x._dtype if dtype is None else dtype_arg(dtype, "OnesLike"))
 
 
 @register("eye", "Eye", nondiff="creates a constant")
@@ -306,7 +284,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
     if rows < 0 or cols < 0 or any(d < 0 for d in batch):
         raise InvalidArgumentError(f"num_rows = {rows}, num_columns = {cols}, batch_shape = {list(batch)}; "
                                    "allowed: non-negative sizes", "Eye")
-    dtype = _dt.as_dtype(dtype)
+    dtype = dtype_arg(dtype, "Eye")
     dev = _creation_device()
     out = _zeros(batch + (rows, cols), dtype, dev)
     nb, nd = _prod(batch), min(rows, cols)
@@ -358,7 +336,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
                 raise InvalidArgumentError(f"{what} must be a scalar, got shape {tuple(v._shape)}", "Range")
         elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.number)):
             raise InvalidArgumentError(f"{what} must be a number, got {v!r}", "Range")
-    dtype = _dt.as_dtype(dtype) if dtype is not None else _range_dtype(raw)
+    dtype = dtype_arg(dtype, "Range") if dtype is not None else _range_dtype(raw)
     if dtype.is_bool:
         raise InvalidArgumentError("dtype bool; allowed: " + _names(_NUMERIC), "Range")
     vals = [v._host().item() if isinstance(v, Tensor) else v for v in raw]
@@ -407,6 +385,7 @@ def linspace(start, stop, num, name=None, axis=0):
     plain = all(isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_))
                 for v in (start, stop))
     if plain:
+        normalize_axis(axis, 1, "LinSpace")  # the output is 1-D: axis 0 or -1
         kinds = [_dt.as_dtype(v.dtype) if isinstance(v, np.floating) else _dt.float32 if isinstance(v, float)
                  else _dt.float64 for v in (start, stop)]  # Python ints give float64, as in TensorFlow
         dtype = kinds[0] if kinds[0] is kinds[1] else _dt.float64 if _dt.float64 in kinds else _dt.float32
@@ -474,7 +453,7 @@ def meshgrid(*args, **kwargs):
 # ---- shape, size, rank -------------------------------------------------------
 
 def _out_type(out_type, op):
-    dt = _dt.as_dtype(out_type)
+    dt = dtype_arg(out_type, op, "out_type")
     if dt not in _INDEX:
         raise InvalidArgumentError(f"out_type = {dt.name}; allowed: int32, int64", op)
     return dt
@@ -1149,6 +1128,12 @@ def _key_spec(key):
             "end_mask": em, "ellipsis_mask": elm, "new_axis_mask": nam, "shrink_axis_mask": sam}
 
 
+def _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, op):
+    return (_int_arg(begin_mask, op, "begin_mask"), _int_arg(end_mask, op, "end_mask"),
+            _int_arg(ellipsis_mask, op, "ellipsis_mask"), _int_arg(new_axis_mask, op, "new_axis_mask"),
+            _int_arg(shrink_axis_mask, op, "shrink_axis_mask"))
+
+
 def _spec_args(begin, end, strides, op):
     b = _shape_arg(begin, op, "begin")
     e = _shape_arg(end, op, "end")
@@ -1178,7 +1163,7 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     """
     x = to_tensor(input_, "StridedSlice")
     b, e, s = _spec_args(begin, end, strides, "StridedSlice")
-    masks = (int(begin_mask), int(end_mask), int(ellipsis_mask), int(new_axis_mask), int(shrink_axis_mask))
+    masks = _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, "StridedSlice")
     key = _spec_key(b, e, s, *masks)
     _, x = _place(x)
     off, vshape, vstr, result = _index_plan(x._shape, key)
@@ -1201,7 +1186,7 @@ def strided_slice_grad(shape, begin, end, strides, dy, begin_mask=0, end_mask=0,
     dy = to_tensor(dy, "StridedSliceGrad")
     shp = _shape_arg(shape, "StridedSliceGrad")
     b, e, s = _spec_args(begin, end, strides, "StridedSliceGrad")
-    masks = (int(begin_mask), int(end_mask), int(ellipsis_mask), int(new_axis_mask), int(shrink_axis_mask))
+    masks = _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, "StridedSliceGrad")
     off, vshape, vstr, result = _index_plan(shp, _spec_key(b, e, s, *masks), "StridedSliceGrad")
     if tuple(dy._shape) != result:
         raise InvalidArgumentError(f"dy has shape {tuple(dy._shape)}; allowed: {result}, the shape of the slice",
@@ -1711,7 +1696,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
             dtype = _dt.int32
         else:
             dtype = _dt.float32
-    dtype = _dt.as_dtype(dtype)
+    dtype = dtype_arg(dtype, "OneHot")
     on = _value_bytes(1 if on_value is None else on_value, dtype, "OneHot", "on_value")
     off = _value_bytes(0 if off_value is None else off_value, dtype, "OneHot", "off_value")
     nd = len(idx._shape)

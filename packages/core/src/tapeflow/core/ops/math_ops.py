@@ -9,6 +9,7 @@ from ..debugging import (
 )
 from ..dispatch import (
     alloc,
+    dtype_arg,
     scoped,
     hooks,
     kernel_failed,
@@ -496,7 +497,7 @@ def cast(x, dtype, name=None):
     >>> tf.cast(tf.constant([1.7, -1.7]), tf.int32).numpy().tolist()
     [1, -1]
     """
-    dtype = _dt.as_dtype(dtype)
+    dtype = dtype_arg(dtype, "Cast")
     if type(x) is not Tensor:
         x = to_tensor(x, "Cast")
     x = scoped(x)
@@ -806,7 +807,7 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=_dt.int64, name=None):
     [2, 1]
     """
     x = input if type(input) is Tensor else to_tensor(input, "CountNonzero")
-    dtype = _dt.as_dtype(dtype)
+    dtype = dtype_arg(dtype, "CountNonzero")
     if not (dtype.is_integer or dtype.is_floating):
         raise InvalidArgumentError(f"dtype = {dtype.name}; allowed: an integer or float dtype", "CountNonzero")
     axes = normalize_axes(axis, len(x._shape), "CountNonzero")
@@ -819,7 +820,7 @@ def _argreduce(which, x, axis, output_type, tf_name):
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
     x = scoped(x)
-    output_type = _dt.as_dtype(output_type)
+    output_type = dtype_arg(output_type, tf_name, "output_type")
     if output_type not in (_dt.int32, _dt.int64, _dt.int16, _dt.uint8, _dt.int8):
         raise InvalidArgumentError(f"output_type = {output_type.name}; allowed: int32, int64", tf_name)
     shape = x._shape

@@ -23,7 +23,16 @@ import threading
 
 from .. import devices as _device
 from .. import dtypes as _dt
-from ..dispatch import alloc, kernel_failed, register, run_device, to_tensor
+from ..dispatch import (
+    alloc,
+    dtype_arg,
+    int_arg,
+    int_list,
+    kernel_failed,
+    register,
+    run_device,
+    to_tensor,
+)
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor
 
@@ -103,25 +112,17 @@ STATE = _SeedState()
 # ---- argument handling ----------------------------------------------------
 
 _INF = float("inf")
+_I64_MAX = 2 ** 63 - 1
 
 
 def _shape(shape, op):
     if type(shape) in (list, tuple):  # the common case: a list of Python ints
         for d in shape:
-            if type(d) is not int or d < 0:
+            if type(d) is not int or not 0 <= d <= _I64_MAX:
                 break
         else:
             return tuple(shape)
-    if isinstance(shape, Tensor):
-        if shape._dtype not in (_dt.int32, _dt.int64):
-            raise InvalidArgumentError(f"shape must be int32 or int64, got a {shape._dtype.name} tensor", op)
-        shape = shape.numpy().tolist()
-    if isinstance(shape, int) or (hasattr(shape, "__index__") and not hasattr(shape, "__len__")):
-        shape = (shape,)
-    try:
-        dims = tuple(int(d.__index__()) if not isinstance(d, int) else d for d in shape)
-    except (TypeError, AttributeError):
-        raise InvalidArgumentError(f"shape must be a list of non-negative ints, got {shape!r}", op) from None
+    dims = int_list(shape, op, "shape")
     if any(d < 0 for d in dims):
         raise InvalidArgumentError(f"shape must be a list of non-negative ints, got {list(dims)}", op)
     return dims
@@ -154,12 +155,7 @@ def _seed_pair(seed, op):
 
 
 def _as_dtype(dtype, op):
-    if type(dtype) is _dt.DType:
-        return dtype
-    try:
-        return _dt.as_dtype(dtype)
-    except TypeError as e:
-        raise InvalidArgumentError(str(e), op) from None
+    return dtype_arg(dtype, op)
 
 
 def _float_dtype(dtype, op, allowed=_FLOATS):
@@ -390,10 +386,10 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
                                    f"{', '.join(d.name for d in _FLOATS)}", op)
     if len(x._shape) != 2:
         raise InvalidArgumentError(f"logits must be 2-D [batch, classes], got shape {tuple(x._shape)}", op)
-    n = _seed_int(num_samples, op, "num_samples")
+    n = int_arg(num_samples, op, "num_samples")
     if n < 0:
         raise InvalidArgumentError(f"num_samples must be >= 0, got {n}", op)
-    out_dt = _dt.int64 if dtype is None else _dt.as_dtype(dtype)
+    out_dt = _dt.int64 if dtype is None else dtype_arg(dtype, op)
     if out_dt not in (_dt.int32, _dt.int64):
         raise InvalidArgumentError(f"dtype {out_dt.name} is not supported; allowed: int32, int64", op)
     batch, classes = x._shape
