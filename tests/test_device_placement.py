@@ -191,6 +191,11 @@ def test_gpu_means_a_gpu():
     want = gpus[0] if gpus else "cpu:0"
     assert devices.gpus() == gpus
     assert moved.device == want and y.device == want
+    # listing agrees with placement: "GPU" lists exactly these; a CPU-type OpenCL device is listed as OpenCL
+    assert [d.name for d in tf.config.list_physical_devices("GPU")] == gpus
+    assert all(d.device_type == "GPU" for d in tf.config.list_physical_devices("GPU"))
+    others = [d for d in tf.config.list_physical_devices("OpenCL") if d.name not in gpus]
+    assert all(d.device_type == "OpenCL" for d in others)
 
 
 def test_without_a_gpu_gpu_falls_back_to_the_cpu_once_warned_or_raises(monkeypatch):

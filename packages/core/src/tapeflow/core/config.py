@@ -63,14 +63,31 @@ def get_flush_denormals() -> bool:
 
 
 def list_physical_devices(device_type: str | None = None) -> list:
-    """Devices, optionally of one kind (``"CPU"``, ``"GPU"``, ``"OpenCL"``, ``"CUDA"``)."""
-    devs = list_devices()
+    """Devices, optionally of one TensorFlow device type (case-insensitive).
+
+    ``"CPU"`` is ``cpu:0``; ``"GPU"`` lists exactly the devices ``tf.device("/GPU:N")`` places on
+    (CUDA devices, then OpenCL devices of GPU type), ``N`` being the index in this list;
+    ``"OpenCL"`` and ``"CUDA"`` list the devices of that backend whatever their type (a
+    CPU-type OpenCL device such as pocl's is listed there, never under ``"GPU"``).  Any other
+    type lists nothing, as in TensorFlow.
+
+    >>> import tapeflow as tf
+    >>> [d.name for d in tf.config.list_physical_devices("CPU")]
+    ['cpu:0']
+    >>> [d.name for d in tf.config.list_physical_devices("GPU")] == _device.gpus()
+    True
+    """
     if device_type is None:
-        return devs
+        return list_devices()
+    if not isinstance(device_type, str):
+        raise TypeError(f"device_type must be a str or None, got {type(device_type).__name__} {device_type!r:.40}; "
+                        "allowed: 'CPU', 'GPU', 'OpenCL', 'CUDA' (any case) or None")
     kind = device_type.lower()
+    if kind == "cpu":
+        return [_device.get("cpu:0")]
     if kind == "gpu":
-        return [d for d in devs if d.kind != "cpu"]
-    return [d for d in devs if d.kind == kind]
+        return [_device.get(n) for n in _device.gpus()]
+    return [_device.get(n) for n in _device.accelerators() if n.split(":")[0] == kind]
 
 
 list_logical_devices = list_physical_devices

@@ -57,6 +57,17 @@ class Device:
             self._backend = be
         return be
 
+    @property
+    def device_type(self) -> str:
+        """TensorFlow's device type: ``"CPU"``, ``"GPU"`` (CUDA, GPU-type OpenCL) or ``"OpenCL"`` (any other
+        OpenCL device, such as pocl's CPU device), what ``tf.config.list_physical_devices`` filters on.
+
+        >>> import tapeflow as tf
+        >>> tf.config.list_physical_devices("CPU")[0].device_type
+        'CPU'
+        """
+        return device_type(self.name)
+
     def __repr__(self):
         return f"Device({self.name!r})"
 
@@ -106,19 +117,34 @@ def canonical_name(spec: str) -> str:
     return f"{kind}:{index}"
 
 
-def accelerators() -> list:
-    """Names of the accelerator devices that work here (probes drivers on first call)."""
+def _probe() -> list:
+    """``(name, device_type)`` of every accelerator device that works here, in index order.
+
+    The device type is TensorFlow's: ``"GPU"`` for CUDA devices and OpenCL devices of GPU
+    type, else the backend's own kind (``"OpenCL"`` for a CPU-type OpenCL device such as
+    pocl's).  Listing (``tf.config.list_physical_devices``) and placement (``gpu:N``) both
+    read this one list, so they agree.
+    """
     found = []
     for kind in ("cuda", "opencl"):
         if kind not in kernels.backend_names():
             continue
         try:
             be = kernels.get_backend(kind)
-        except Exception:
+        except Exception:  # noqa: BLE001, S112 - no driver or no device: nothing of this kind here
             continue
-        for i in range(getattr(be, "device_count", lambda: 1)()):
-            found.append(f"{kind}:{i}")
+        types = getattr(be, "device_types", None)
+        kinds = types() if types is not None else ["gpu"] * getattr(be, "device_count", lambda: 1)()
+        found += [(f"{kind}:{i}", "GPU" if t == "gpu" else _TYPE[kind]) for i, t in enumerate(kinds)]
     return found
+
+
+_TYPE = {"cpu": "CPU", "cuda": "CUDA", "opencl": "OpenCL"}
+
+
+def accelerators() -> list:
+    """Names of the accelerator devices that work here (probes drivers on first call)."""
+    return [name for name, _ in _probe()]
 
 
 def gpus() -> list:
@@ -131,18 +157,23 @@ def gpus() -> list:
     >>> set(devices.gpus()) <= set(devices.accelerators())
     True
     """
-    found = []
-    for kind in ("cuda", "opencl"):
-        if kind not in kernels.backend_names():
-            continue
-        try:
-            be = kernels.get_backend(kind)
-        except Exception:
-            continue
-        types = getattr(be, "device_types", None)
-        kinds = types() if types is not None else ["gpu"] * getattr(be, "device_count", lambda: 1)()
-        found += [f"{kind}:{i}" for i, t in enumerate(kinds) if t == "gpu"]
-    return found
+    return [name for name, t in _probe() if t == "GPU"]
+
+
+def device_type(name: str) -> str:
+    """TensorFlow's device type of a device that works here: ``"CPU"``, ``"GPU"``, or ``"OpenCL"``
+    (an OpenCL device that is not a GPU).
+
+    >>> from tapeflow.core import devices
+    >>> devices.device_type("cpu:0")
+    'CPU'
+    """
+    if name == "cpu:0":
+        return "CPU"
+    for n, t in _probe():
+        if n == name:
+            return t
+    raise errors.NotFoundError(f"device {name} is not available here")
 
 
 def get(spec) -> Device:
