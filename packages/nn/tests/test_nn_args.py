@@ -25,6 +25,7 @@ NEEDS = {
     "Flatten": ({}, {}),
     "GRU": ({"units": 2}, {"units": "2", "activation": 1.0}),
     "GRUCell": ({"units": 2}, {"units": 2.0, "recurrent_activation": 0}),
+    "GlobalAveragePooling1D": ({}, {"data_format": 1}),
     "GlobalAveragePooling2D": ({}, {"data_format": 1}),
     "GlobalMaxPooling2D": ({}, {"data_format": 1}),
     "InputLayer": ({"input_shape": (3,)}, {"input_shape": "3"}),

@@ -265,6 +265,7 @@ CONFIGS = [
     ("MaxPooling2D", {"pool_size": 3, "strides": 2, "padding": "same"}, (None, 9, 9, 4)),
     ("AveragePooling2D", {"pool_size": (2, 3)}, (None, 8, 9, 2)),
     ("GlobalAveragePooling2D", {}, (None, 24, 24, 16)),
+    ("GlobalAveragePooling1D", {}, (None, 7, 5)),
     ("Flatten", {}, (None, 7, 7, 32)),
     ("Reshape", {"target_shape": (7, -1)}, (None, 28, 2)),
     ("Dropout", {"rate": 0.3}, (None, 12)),

@@ -53,6 +53,8 @@ class Model(Layer):
     4
     """
 
+    _mask_transparent = True  # the layers inside read the masks their inputs carry and attach their own
+
     def __init__(self, *args, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
             raise TypeError("tapeflow runs eagerly and has no functional Model(inputs, outputs): subclass "
@@ -511,10 +513,11 @@ class Sequential(Model):
         self.__dict__["built"] = True
         _bump()
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         x = inputs
-        for layer in self._layer_list:
-            x = layer(x, training=training)
+        for i, layer in enumerate(self._layer_list):
+            # a mask given to the model goes to its first layer; later ones read the masks outputs carry
+            x = layer(x, training=training, mask=mask) if i == 0 and mask is not None else layer(x, training=training)
         return x
 
     def compute_output_shape(self, input_shape):
@@ -822,3 +825,4 @@ def _cardinality(ds):
         return len(ds)
     except TypeError:
         return None
+

@@ -543,10 +543,12 @@ class Layer:
         else:
             x, rest = kwargs.pop("inputs"), ()
         # the mask: given as ``mask=``, else the one attached to the input (Keras's _keras_mask)
+        explicit = False
         if kwargs and "mask" in kwargs:
             mask = kwargs.pop("mask")
             if mask is not None and type(mask) is not Tensor:
                 mask = _as_mask(mask)
+            explicit = mask is not None
         else:
             mask = _get_mask(x) if _MASKS else None
         if type(x) is not Tensor or x._dtype is not self._dtype:
@@ -565,10 +567,12 @@ class Layer:
         if masks:
             if self._takes_mask:
                 kwargs["mask"] = mask
-            elif mask is not None and not self.supports_masking and not self._mask_transparent:
+            elif mask is not None and not self.supports_masking and (explicit or not self._mask_transparent):
+                # (a model whose call takes no mask still passes on the one its input carries: its layers read it)
                 raise TypeError(f'layer "{self.name}" ({type(self).__name__}) does not support masking, but was '
                                 f"passed an input mask; allowed: an unmasked input, or a layer that supports "
-                                "masking (Dense, Activation, Dropout, LayerNormalization, LSTM, GRU, ...)")
+                                "masking (Dense, Activation, Dropout, BatchNormalization, LayerNormalization, LSTM, "
+                                "GRU, GlobalAveragePooling1D, ...)")
         outer = _TRAINING[0]
         training = kwargs.pop("training", None) if kwargs else None
         if training is None:

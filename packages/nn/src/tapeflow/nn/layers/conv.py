@@ -1,5 +1,7 @@
-"""Convolution and pooling layers (NHWC: batch, height, width, channels)."""
+"""Convolution and pooling layers (NHWC: batch, height, width, channels), and the 1-D global average over time."""
 from __future__ import annotations
+
+from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
 from .. import _ops as K
@@ -167,6 +169,46 @@ class GlobalAveragePooling2D(Layer):
         return {**super().get_config(), "keepdims": self.keepdims}
 
 
+class GlobalAveragePooling1D(Layer):
+    """The mean over time: (batch, time, features) -> (batch, features), over the unmasked steps only
+    when the input carries a mask (Keras's rule: ``sum(x * mask) / sum(mask)``).
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant([[[1.0], [3.0], [8.0]]])
+    >>> pool = tf.keras.layers.GlobalAveragePooling1D()
+    >>> pool(x).numpy().tolist(), pool(x, mask=tf.constant([[True, True, False]])).numpy().tolist()
+    ([[4.0]], [[2.0]])
+    """
+
+    supports_masking = True
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        _data_format(data_format, self)
+        self.keepdims = A.boolean(keepdims, "keepdims", self)
+        self.input_spec = InputSpec(ndim=3)
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return K.reduce_mean(inputs, axis=1, keepdims=self.keepdims)
+        if tuple(mask._shape) != tuple(inputs._shape[:2]):
+            raise InvalidArgumentError(f'the mask of layer "{self.name}" has shape {tuple(mask._shape)}; allowed: '
+                                       f"(batch, time) = {tuple(inputs._shape[:2])}", type(self).__name__)
+        m = K.expand_dims(K.cast(mask, inputs.dtype), -1)
+        return K.truediv(K.reduce_sum(K.multiply(inputs, m), axis=1, keepdims=self.keepdims),
+                         K.reduce_sum(m, axis=1, keepdims=self.keepdims))
+
+    def compute_mask(self, inputs, mask=None):
+        return None  # the time axis is gone
+
+    def compute_output_shape(self, input_shape):
+        n, _, c = input_shape
+        return (n, 1, c) if self.keepdims else (n, c)
+
+    def get_config(self):
+        return {**super().get_config(), "keepdims": self.keepdims}
+
+
 class GlobalMaxPooling2D(GlobalAveragePooling2D):
     """The maximum over height and width: (batch, h, w, c) -> (batch, c).
 
@@ -181,4 +223,5 @@ class GlobalMaxPooling2D(GlobalAveragePooling2D):
 
 MaxPool2D, AvgPool2D, GlobalAvgPool2D, GlobalMaxPool2D = (MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                                                           GlobalMaxPooling2D)
+GlobalAvgPool1D = GlobalAveragePooling1D
 Convolution2D = Conv2D

@@ -1,6 +1,8 @@
 """Normalization layers: BatchNormalization, LayerNormalization."""
 from __future__ import annotations
 
+from tapeflow.core.errors import InvalidArgumentError
+
 from .. import _args as A
 from .. import _ops as K
 from .. import initializers as _init
@@ -31,7 +33,8 @@ class BatchNormalization(Layer):
     by moving averages of them at inference: ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
 
     The moving statistics (non-trainable) follow ``moving = moving * momentum + batch * (1 - momentum)``.
-    A frozen layer (``trainable = False``) always runs in inference mode, as in Keras.
+    A frozen layer (``trainable = False``) always runs in inference mode, as in Keras.  With a mask
+    (e.g. after ``Embedding(mask_zero=True)``) the batch statistics cover the kept steps only.
 
     >>> import tapeflow as tf
     >>> bn = tf.keras.layers.BatchNormalization()
@@ -81,11 +84,19 @@ class BatchNormalization(Layer):
             return None
         return tuple(self.input_spec.axes.get(a, 1) for a in range(rank))
 
-    def call(self, inputs, training=None):
+    supports_masking = True
+
+    def call(self, inputs, training=None, mask=None):
         rank = len(inputs._shape)
         bshape = self._bshape(rank)
+        if mask is not None and len(mask._shape) != rank - 1:
+            raise InvalidArgumentError(f'the mask of layer "{self.name}" has shape {tuple(mask._shape)}; allowed: '
+                                       f"one axis less than the inputs {tuple(inputs._shape)}", "BatchNormalization")
         if training and self.trainable:
-            mean, var = K.moments(inputs, self._reduce_axes, keepdims=bshape is not None)
+            if mask is None:
+                mean, var = K.moments(inputs, self._reduce_axes, keepdims=bshape is not None)
+            else:
+                mean, var = self._masked_moments(inputs, mask, keepdims=bshape is not None)
             m = self.momentum
             with K.no_record():
                 mm, mv = K.stop_gradient(mean), K.stop_gradient(var)
@@ -98,6 +109,19 @@ class BatchNormalization(Layer):
             if bshape is not None and len(mean.shape) != rank:
                 mean, var = K.reshape(mean, bshape), K.reshape(var, bshape)
         return _normalize(inputs, mean, var, self.beta, self.gamma, self.epsilon, bshape)
+
+    def _masked_moments(self, inputs, mask, keepdims):
+        """Mean and variance over the masked-in positions only, as Keras 3 (a mask over all but the last axis)."""
+        axes = self._reduce_axes
+        keep = K.broadcast_to(K.expand_dims(K.cast(mask, K.bool_), -1), inputs._shape)
+        zeros = K.zeros_like(inputs)
+        count = K.add(K.reduce_sum(K.cast(keep, inputs.dtype), axis=axes, keepdims=True), 1e-7)  # Keras's epsilon
+        mean = K.truediv(K.reduce_sum(K.where(keep, inputs, zeros), axis=axes, keepdims=True), count)
+        var = K.truediv(K.reduce_sum(K.square(K.where(keep, K.subtract(inputs, mean), zeros)), axis=axes,
+                                     keepdims=True), count)
+        if not keepdims:
+            mean, var = K.reshape(mean, self.moving_mean.shape), K.reshape(var, self.moving_mean.shape)
+        return mean, var
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
