@@ -12,7 +12,7 @@ from .dispatch import REGISTRY, hooks, register  # noqa: F401
 from . import ops as _ops
 from .ops import *  # noqa: F401,F403
 from .ops import range_ as range  # noqa: F401,A001
-from .variables import Variable  # noqa: F401
+from .variables import IndexedSlices, Variable  # noqa: F401
 
 bool = bool_  # noqa: A001  (tf.bool, as TensorFlow spells it)
 half, double = float16, float64
@@ -21,5 +21,5 @@ half, double = float16, float64
 # (the registry, hooks and module internals stay under tapeflow.core)
 __all__ = ["DType", "as_dtype", "bfloat16", "bool", "bool_", "double", "float16", "float32", "float64", "half",
            "int8", "int16", "int32", "int64", "uint8", "Tensor", "TensorShape", "constant", "convert_to_tensor",
-           "device", "list_devices", "Variable", "range", "dtypes", "errors"] + [
+           "device", "list_devices", "IndexedSlices", "Variable", "range", "dtypes", "errors"] + [
     n for n in _ops.__all__ if n != "range_"]

@@ -2,23 +2,27 @@
 from __future__ import annotations
 
 import itertools
+import threading
 
-import numpy as np
-
+from . import devices as _device
 from . import dtypes as _dt
-from .dispatch import hooks
+from .dispatch import hooks, kernel_failed
 from .errors import InvalidArgumentError
 from .ops import _ew
 from .tensor import Tensor, convert_to_tensor, make, numpy_repr
 
 _uid = itertools.count()
+_ADD, _SUB = _ew.BIN["add"], _ew.BIN["sub"]
 
 
 class Variable:
-    """A mutable tensor: ``assign``, ``assign_add``, ``assign_sub``, ``read_value``.
+    """A mutable tensor: ``assign``, ``assign_add``, ``assign_sub``, ``scatter_*``, ``read_value``.
 
     Usable wherever a tensor is: ops read its current value.  Trainable
     variables read inside a ``GradientTape`` are watched automatically.
+    Every update is atomic per variable: each variable holds a (reentrant)
+    lock that its read-modify-write updates take, so concurrent
+    ``assign_add`` calls from several threads lose no increment.
 
     >>> import tapeflow as tf
     >>> v = tf.Variable([1.0, 2.0], name="v")
@@ -39,10 +43,13 @@ class Variable:
             from .ops import cast
 
             value = cast(value, dtype)
-        from .dispatch import run_device, on_device
+        from .dispatch import on_device, run_device
 
         value = on_device(value, run_device(value))
         self._value = value
+        #: taken by every update; reentrant so that a compound update (an optimizer step) can hold it
+        self._lock = threading.RLock()
+        self._be = value._dev.backend  # the value stays on this device (assignments move values here)
         self.trainable = bool(trainable)
         self._id = next(_uid)
         self._name = name or "Variable"
@@ -104,24 +111,156 @@ class Variable:
     # Assignments are not differentiable: the new value is a fresh tensor no tape
     # has seen, so gradients never flow through an assignment (as in TensorFlow).
 
+    # ``use_locking`` is TensorFlow's hint; here every update takes the variable's lock
+    # whatever it says (an unlocked read-modify-write can lose concurrent updates, and an
+    # uncontended lock costs ~0.1 us), so ``use_locking=True`` is honoured and ``False`` is safe.
+
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Set the value (same shape and dtype).  Returns the variable."""
-        t = self._coerce(value, "AssignVariableOp")
-        # a new Tensor object sharing the (immutable) buffer: tensors read before keep their values
-        self._value = make(t._h, t._arr, t._shape, t._dtype, t._dev, t._size)
+        """Set the value (same shape and dtype), atomically.  Returns the variable.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([1, 2])
+        >>> v.assign([3, 4], use_locking=True).numpy().tolist()
+        [3, 4]
+        """
+        x = self._value
+        t = value if type(value) is Tensor and value._dtype is x._dtype and value._shape == x._shape and \
+            value._dev is x._dev else self._coerce(value, "AssignVariableOp")
+        with self._lock:
+            # a new Tensor object sharing the (immutable) buffer: tensors read before keep their values
+            self._value = make(t._h, t._arr, t._shape, t._dtype, t._dev, t._size)
         return self if read_value else None
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        """``self = self + delta``.  Returns the variable."""
-        t = self._coerce(delta, "AssignAddVariableOp")
-        self._value = _ew.raw_binary(_ew.BIN["add"], self._value, t, "AssignAddVariableOp")
+        """``self = self + delta``, atomically (no concurrent update is lost).  Returns the variable."""
+        x = self._value
+        t = delta if type(delta) is Tensor and delta._dtype is x._dtype and delta._shape == x._shape and \
+            delta._dev is x._dev else self._coerce(delta, "AssignAddVariableOp")
+        with self._lock:
+            x = self._value
+            dt = x._dtype
+            if dt.is_half:
+                self._value = _ew.raw_binary(_ADD, x, t, "AssignAddVariableOp")
+            else:  # equal shapes (checked above): the flat kernel straight away
+                be = self._be
+                h, host = be.alloc(x._shape, dt.np)
+                st = be.binary_flat(_ADD, dt.code, x._h, 0, t._h, 0, h, x._size)
+                if st:
+                    kernel_failed(st, "binary", "AssignAddVariableOp")
+                self._value = make(h, host, x._shape, dt, x._dev, x._size)
         return self if read_value else None
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        """``self = self - delta``.  Returns the variable."""
-        t = self._coerce(delta, "AssignSubVariableOp")
-        self._value = _ew.raw_binary(_ew.BIN["sub"], self._value, t, "AssignSubVariableOp")
+        """``self = self - delta``, atomically.  Returns the variable."""
+        x = self._value
+        t = delta if type(delta) is Tensor and delta._dtype is x._dtype and delta._shape == x._shape and \
+            delta._dev is x._dev else self._coerce(delta, "AssignSubVariableOp")
+        with self._lock:
+            x = self._value
+            dt = x._dtype
+            if dt.is_half:
+                self._value = _ew.raw_binary(_SUB, x, t, "AssignSubVariableOp")
+            else:
+                be = self._be
+                h, host = be.alloc(x._shape, dt.np)
+                st = be.binary_flat(_SUB, dt.code, x._h, 0, t._h, 0, h, x._size)
+                if st:
+                    kernel_failed(st, "binary", "AssignSubVariableOp")
+                self._value = make(h, host, x._shape, dt, x._dev, x._size)
         return self if read_value else None
+
+    # -- sparse updates (atomic like the dense ones) ------------------------------------------
+    def _scatter_nd(self, indices, updates, mode, op):
+        from .dispatch import to_tensor
+        from .ops import array_ops
+
+        u = updates if type(updates) is Tensor else to_tensor(updates, op, self._value._dtype)
+        allowed = _dt.ALL if mode == "update" else _dt.NUMERIC
+        if self._value._dtype not in allowed:
+            raise InvalidArgumentError(f"tensor has dtype {self._value._dtype.name}; allowed: "
+                                       f"{', '.join(d.name for d in allowed)}", op)
+        if u._dtype is not self._value._dtype:
+            raise InvalidArgumentError(f"updates has dtype {u._dtype.name} but the variable has "
+                                       f"{self._value._dtype.name}; allowed: the same dtype", op)
+        with self._lock:
+            x = self._value
+            if u._dev is not x._dev:
+                u = u.to(x._dev)
+            if mode == "sub":  # x - u at the indices: add -u (the update is unrecorded, like assign_sub)
+                u = _ew.raw_binary(_SUB, array_ops._zeros(u._shape, u._dtype, u._dev), u, op)
+            with _device.device(x._dev):
+                out = array_ops._tensor_scatter(x, indices, u, 0 if mode == "update" else 1, op, allowed)[3]
+            self._value = out
+        return self
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        """Replace the entries at the index tuples ``indices`` (last axis) by ``updates``, atomically.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([1, 2, 3])
+        >>> v.scatter_nd_update([[0], [2]], [9, 7]).numpy().tolist()
+        [9, 2, 7]
+        """
+        return self._scatter_nd(indices, updates, "update", "ResourceScatterNdUpdate")
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        """Add ``updates`` at the index tuples ``indices`` (repeated indices add up), atomically.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([1.0, 2.0, 3.0])
+        >>> v.scatter_nd_add([[0], [0]], [5.0, 5.0]).numpy().tolist()
+        [11.0, 2.0, 3.0]
+        """
+        return self._scatter_nd(indices, updates, "add", "ResourceScatterNdAdd")
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        """Subtract ``updates`` at the index tuples ``indices``, atomically.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([1.0, 2.0, 3.0])
+        >>> v.scatter_nd_sub([[2]], [1.0]).numpy().tolist()
+        [1.0, 2.0, 2.0]
+        """
+        return self._scatter_nd(indices, updates, "sub", "ResourceScatterNdSub")
+
+    def _scatter_slices(self, sparse_delta, mode, op):
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"sparse_delta must be a tf.IndexedSlices(values, indices), got "
+                            f"{type(sparse_delta).__name__} [Op:{op}]")
+        from .ops import array_ops
+
+        idx = array_ops.expand_dims(sparse_delta.indices, -1)
+        return self._scatter_nd(idx, sparse_delta.values, mode, op)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """Replace the rows ``sparse_delta.indices`` (axis 0) by ``sparse_delta.values``, atomically.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([[1, 1], [2, 2], [3, 3]])
+        >>> v.scatter_update(tf.IndexedSlices(tf.constant([[9, 9]]), tf.constant([1]))).numpy().tolist()
+        [[1, 1], [9, 9], [3, 3]]
+        """
+        return self._scatter_slices(sparse_delta, "update", "ResourceScatterUpdate")
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        """Add ``sparse_delta.values`` to the rows ``sparse_delta.indices`` (axis 0), atomically.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([1.0, 2.0, 3.0])
+        >>> v.scatter_add(tf.IndexedSlices(tf.constant([5.0, 5.0]), tf.constant([0, 0]))).numpy().tolist()
+        [11.0, 2.0, 3.0]
+        """
+        return self._scatter_slices(sparse_delta, "add", "ResourceScatterAdd")
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        """Subtract ``sparse_delta.values`` from the rows ``sparse_delta.indices`` (axis 0), atomically.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([1.0, 2.0, 3.0])
+        >>> v.scatter_sub(tf.IndexedSlices(tf.constant([1.0]), tf.constant([2]))).numpy().tolist()
+        [1.0, 2.0, 2.0]
+        """
+        return self._scatter_slices(sparse_delta, "sub", "ResourceScatterSub")
 
     # -- Python protocol -----------------------------------------------------
     def __repr__(self):
@@ -157,6 +296,43 @@ class Variable:
 
     def __deepcopy__(self, memo):
         return Variable(self._value, trainable=self.trainable, name=self._name)
+
+
+class IndexedSlices:
+    """Rows of a dense tensor: ``values[i]`` is row ``indices[i]`` (axis 0) of a tensor of ``dense_shape``.
+
+    What ``Variable.scatter_add``/``scatter_sub``/``scatter_update`` take, as in TensorFlow.
+
+    >>> import tapeflow as tf
+    >>> s = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([3]), dense_shape=[4, 2])
+    >>> s.indices.numpy().tolist(), s.values.shape, s.dense_shape
+    ([3], TensorShape([1, 2]), (4, 2))
+    """
+
+    __slots__ = ("dense_shape", "indices", "values")
+
+    def __init__(self, values, indices, dense_shape=None):
+        from .dispatch import shape_arg, to_tensor
+
+        self.values = to_tensor(values, "IndexedSlices")
+        self.indices = to_tensor(indices, "IndexedSlices")
+        if self.indices._dtype not in (_dt.int32, _dt.int64) or len(self.indices._shape) != 1:
+            raise InvalidArgumentError(f"indices has dtype {self.indices._dtype.name} and shape "
+                                       f"{tuple(self.indices._shape)}; allowed: a 1-D int32 or int64 tensor",
+                                       "IndexedSlices")
+        if not self.values._shape or self.values._shape[0] != self.indices._shape[0]:
+            raise InvalidArgumentError(f"values has shape {tuple(self.values._shape)} for "
+                                       f"{self.indices._shape[0]} indices; allowed: one row per index",
+                                       "IndexedSlices")
+        self.dense_shape = None if dense_shape is None else shape_arg(dense_shape, "IndexedSlices", "dense_shape")
+
+    @property
+    def dtype(self):
+        return self.values._dtype
+
+    def __repr__(self):
+        return (f"IndexedSlices(indices={self.indices.numpy().tolist()}, values shape "
+                f"{tuple(self.values._shape)}, dense_shape={self.dense_shape})")
 
 
 def _bind_variable_operators():

@@ -186,10 +186,11 @@ class Optimizer:
                 if self.weight_decay:
                     self._decay(variables, lr)
                 for g, v in zip(grads, variables):
-                    self._update(g, v, self._get_slots(v), lr)
-                    c = getattr(v, "constraint", None)
-                    if c is not None:
-                        v.assign(c(v.read_value()))
+                    with v._lock:  # one variable's step (slots, update, constraint) is atomic under threads
+                        self._update(g, v, self._get_slots(v), lr)
+                        c = getattr(v, "constraint", None)
+                        if c is not None:
+                            v.assign(c(v.read_value()))
             self.iterations.assign_add(np.int64(1))
             if global_step is not None:
                 global_step.assign_add(np.asarray(1, dtype=global_step.dtype.np))
@@ -205,7 +206,8 @@ class Optimizer:
         for v in variables:
             if id(v) in self._exclude_wd or any(n in v.name for n in names):
                 continue
-            v.assign_sub(v.read_value() * _f32(wd) * _f32(lr))
+            with v._lock:
+                v.assign_sub(v.read_value() * _f32(wd) * _f32(lr))
 
     def _prepare(self, lr):
         """Per-step constants shared by every variable (e.g. Adam's bias correction)."""
