@@ -310,3 +310,66 @@ def test_kernels_reject_bad_geometry_with_a_status():
     assert be.max_pool2d(tf.float32.code, bad_stride, ptr(x), ptr(out)) == kernels.EBADARG
     assert be.conv2d(tf.int32.code, good, ptr(x), ptr(x), ptr(out)) == kernels.EBADDTYPE
     assert be.conv2d(tf.float32.code, good, ptr(x), ptr(x), ptr(out)) == kernels.OK and out.item() == 9.0
+
+
+# ---- absurd attributes and windows larger than the input (issue 10, items 13 and 14) --------------------
+
+@pytest.mark.parametrize("big", [2**31, 2**40, 2**62, 2**63 - 1])
+def test_absurd_strides_ksize_dilations_are_rejected_naming_the_op(big):
+    x, w = tf.ones([1, 5, 5, 2]), tf.ones([3, 3, 2, 2])
+    limit = "allowed: 1 <= {} <= 2147483647"
+    _raises(lambda: tf.conv2d(x, w, big, "SAME"), f"strides = {big} is out of range", limit.format("strides"),
+            "[Op:Conv2D]")
+    _raises(lambda: tf.conv2d(x, w, [1, big], "VALID"), "out of range", "[Op:Conv2D]")
+    _raises(lambda: tf.conv2d(x, w, 1, "SAME", dilations=[1, 1, big, 1]), "dilations = [1, 1, ", "out of range",
+            limit.format("dilations"), "[Op:Conv2D]")
+    _raises(lambda: tf.nn.depthwise_conv2d(x, tf.ones([3, 3, 2, 1]), [1, big, 1, 1], "SAME"), "out of range",
+            "[Op:DepthwiseConv2dNative]")
+    _raises(lambda: tf.conv2d_backprop_input([1, 5, 5, 2], w, tf.ones([1, 5, 5, 2]), 1, "SAME", dilations=big),
+            "dilations", "out of range", "[Op:Conv2DBackpropInput]")
+    _raises(lambda: tf.max_pool2d(x, big, 1, "SAME"), f"ksize = {big} is out of range", limit.format("ksize"),
+            "[Op:MaxPool]")
+    _raises(lambda: tf.avg_pool2d(x, 2, [1, big, 1, 1], "SAME"), "strides", "out of range", "[Op:AvgPool]")
+    _raises(lambda: tf.max_pool2d(x, 2, 1, [[0, 0], [big, 0], [0, 0], [0, 0]]), "out of range", "[Op:MaxPool]")
+
+
+@pytest.mark.parametrize("k", [4, 2**20, 2**31 - 1])
+def test_pool_windows_larger_than_the_input_work_under_same(k):
+    # TensorFlow pools a SAME window of any int32 size: each window holds the whole (small) input
+    x = np.arange(2 * 3 * 3 * 2, dtype=np.float32).reshape(2, 3, 3, 2)
+    mx = tf.max_pool2d(x, k, 1, "SAME").numpy()
+    av = tf.avg_pool2d(x, [1, k, k, 1], 1, "SAME").numpy()
+    assert mx.shape == av.shape == x.shape
+    if k >= 5:   # every window covers every pixel
+        np.testing.assert_array_equal(mx, np.broadcast_to(x.max(axis=(1, 2), keepdims=True), x.shape))
+        np.testing.assert_allclose(av, np.broadcast_to(x.mean(axis=(1, 2), keepdims=True), x.shape), rtol=1e-6)
+    s = tf.max_pool2d(x, k, 2, "SAME").numpy()
+    assert s.shape == (2, 2, 2, 2)
+    np.testing.assert_array_equal(s[:, 1, 1], x[:, 2, 2] if k == 4 else x.max(axis=(1, 2)))
+
+
+def test_kernels_reject_geometry_whose_products_overflow_with_a_status():
+    # sizes that multiply past int64 (2**62 strides, windows, dilations) are a status, never a wrap
+    from tapeflow import kernels
+
+    be = kernels.get_backend("cpu")
+    x = np.ones((1, 3, 3, 1), np.float32)
+    out = np.empty((1, 3, 3, 1), np.float32)
+    ptr = be.host_ptr
+    huge = 2**62
+    for geom in ([1, 3, 3, 1, 1, 1, 1, 3, 3, huge, 1, 1, 1, 0, 0],        # (oh - 1) * stride
+                 [1, 3, 3, 1, 3, 3, 1, 3, 3, 1, 1, huge, 1, 1, 1],        # (kh - 1) * dilation
+                 [1, 3, 3, 1, huge, huge, 1, 3, 3, 1, 1, 1, 1, 1, 1],     # kh * kw
+                 [huge, huge, 3, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1],     # n * h
+                 [1, 3, 3, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, huge, 1]):       # padding
+        g = be.new_int64(geom)
+        assert be.conv2d(tf.float32.code, g, ptr(x), ptr(x), ptr(out)) == kernels.EBADSIZE, geom
+        assert be.depthwise_conv2d(tf.float32.code, g, ptr(x), ptr(x), ptr(out)) == kernels.EBADSIZE, geom
+        if geom[4] < huge:   # a pool's window is clipped to the input: only its other products matter
+            assert be.max_pool2d(tf.float32.code, g, ptr(x), ptr(out)) == kernels.EBADSIZE, geom
+            assert be.avg_pool2d_grad(tf.float32.code, g, ptr(out), ptr(x)) == kernels.EBADSIZE, geom
+    # a window far larger than the input is fine for a pool: clipped, it is the input
+    g = be.new_int64([1, 3, 3, 1, 2**31 - 1, 2**31 - 1, 1, 3, 3, 1, 1, 1, 1, 2**30 - 1, 2**30 - 1])
+    assert be.max_pool2d(tf.float32.code, g, ptr(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1)),
+                         ptr(out)) == kernels.OK
+    assert (out == 8).all()

@@ -46,6 +46,16 @@ typedef struct {
     int64_t k;      /* kh * kw * c: length of one im2col row */
 } geom_t;
 
+/* Every size, stride, dilation and padding up to 2**60, and every product the kernels form
+ * from them (element counts, dilated windows, output extents), keeps each index the
+ * kernels compute (ih = oh * sh - pt + i * dh, flat offsets, counts) inside int64_t:
+ * anything larger is TPF_EBADSIZE, checked before it is multiplied. */
+#define GEOM_MAX ((int64_t)1 << 60)
+
+static int mul_le(int64_t a, int64_t b, int64_t *r) {   /* *r = a * b for a, b >= 0, if <= GEOM_MAX */
+    return !__builtin_mul_overflow(a, b, r) && *r <= GEOM_MAX;
+}
+
 static int load_geom(const int64_t *g, geom_t *p) {
     p->n = g[G_N]; p->h = g[G_H]; p->w = g[G_W]; p->c = g[G_C]; p->kh = g[G_KH]; p->kw = g[G_KW];
     p->oc = g[G_OC]; p->oh = g[G_OH]; p->ow = g[G_OW]; p->sh = g[G_SH]; p->sw = g[G_SW];
@@ -54,8 +64,30 @@ static int load_geom(const int64_t *g, geom_t *p) {
         p->oh < 0 || p->ow < 0)
         return TPF_EBADSIZE;
     if (p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1) return TPF_EBADARG;
-    p->rows = p->n * p->oh * p->ow;
-    p->k = p->kh * p->kw * p->c;
+    /* paddings may be negative (the transposed convolution of backprop_input_as_conv) */
+    if (p->pt < -GEOM_MAX || p->pl < -GEOM_MAX) return TPF_EBADSIZE;
+    const int64_t each[] = {p->n, p->h, p->w, p->c, p->kh, p->kw, p->oc, p->oh, p->ow,
+                            p->sh, p->sw, p->dh, p->dw, p->pt, p->pl};
+    for (size_t i = 0; i < sizeof each / sizeof each[0]; i++)
+        if (each[i] > GEOM_MAX) return TPF_EBADSIZE;
+    int64_t t;
+    if (!mul_le(p->kh ? p->kh - 1 : 0, p->dh, &t) || !mul_le(p->kw ? p->kw - 1 : 0, p->dw, &t) ||
+        !mul_le(p->oh ? p->oh - 1 : 0, p->sh, &t) || !mul_le(p->ow ? p->ow - 1 : 0, p->sw, &t) ||
+        !mul_le(p->n, p->h, &t) || !mul_le(t, p->w, &t) || !mul_le(t, p->c, &t) ||   /* input */
+        !mul_le(p->n, p->oh, &t) || !mul_le(t, p->ow, &p->rows) || !mul_le(p->rows, p->oc, &t))
+        return TPF_EBADSIZE;
+    p->k = 0;   /* a filter's size: convolutions only (pooling windows are clipped to the input) */
+    return TPF_OK;
+}
+
+/* a convolution's geometry: the filter fits too, and the limits of the im2col + BLAS
+ * path (int sizes) hold */
+static int conv_geom(const int64_t *g, geom_t *p) {
+    int st = load_geom(g, p);
+    if (st) return st;
+    int64_t u, t;
+    if (!mul_le(p->kh, p->kw, &u) || !mul_le(u, p->c, &p->k) || !mul_le(u, p->oc, &t) || !mul_le(p->k, p->oc, &t))
+        return TPF_EBADSIZE;
     if (p->k > INT32_MAX || p->oc > INT32_MAX || p->c > INT32_MAX) return TPF_EBADSIZE;
     return TPF_OK;
 }
@@ -264,7 +296,7 @@ static int conv_fwd_task(const void *vc, int64_t b, void *col) {
 
 int tpf_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *y) {
     geom_t p;
-    int st = load_geom(geom, &p);
+    int st = conv_geom(geom, &p);
     if (st) return st;
     size_t es = float_size(dt);
     if (!es) return TPF_EBADDTYPE;
@@ -321,7 +353,7 @@ static int conv_filter_task(const void *vc, int64_t t, void *col) {
 
 int tpf_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw) {
     geom_t p;
-    int st = load_geom(geom, &p);
+    int st = conv_geom(geom, &p);
     if (st) return st;
     size_t es = float_size(dt);
     if (!es) return TPF_EBADDTYPE;
@@ -404,7 +436,7 @@ static int pointwise_input_task(const void *vc, int64_t b, void *unused) {
 
 int tpf_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const void *w, void *dx) {
     geom_t p;
-    int st = load_geom(geom, &p);
+    int st = conv_geom(geom, &p);
     if (st) return st;
     size_t es = float_size(dt);
     if (!es) return TPF_EBADDTYPE;
@@ -563,7 +595,7 @@ static double dw_work(const geom_t *p) {
 
 int tpf_depthwise_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *y) {
     geom_t p;
-    int st = load_geom(geom, &p);
+    int st = conv_geom(geom, &p);
     if (st || (st = depthwise_check(&p))) return st;
     if (!float_size(dt)) return TPF_EBADDTYPE;
     if (p.rows == 0 || p.oc == 0) return TPF_OK;
@@ -574,7 +606,7 @@ int tpf_depthwise_conv2d(int dt, const int64_t *geom, const void *x, const void 
 
 int tpf_depthwise_conv2d_backprop_input(int dt, const int64_t *geom, const void *dy, const void *w, void *dx) {
     geom_t p;
-    int st = load_geom(geom, &p);
+    int st = conv_geom(geom, &p);
     if (st || (st = depthwise_check(&p))) return st;
     size_t es = float_size(dt);
     if (!es) return TPF_EBADDTYPE;
@@ -586,7 +618,7 @@ int tpf_depthwise_conv2d_backprop_input(int dt, const int64_t *geom, const void 
 
 int tpf_depthwise_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const void *dy, void *dw) {
     geom_t p;
-    int st = load_geom(geom, &p);
+    int st = conv_geom(geom, &p);
     if (st || (st = depthwise_check(&p))) return st;
     size_t es = float_size(dt);
     if (!es) return TPF_EBADDTYPE;
@@ -752,6 +784,10 @@ static int pool_setup(int dt, const int64_t *geom, geom_t *p) {
     int st = load_geom(geom, p);
     if (st) return st;
     if (!float_size(dt)) return TPF_EBADDTYPE;
+    /* window positions (clipped to the input) are counted in int32 */
+    int64_t wp;
+    if (!mul_le(p->kh < p->h ? p->kh : p->h, p->kw < p->w ? p->kw : p->w, &wp) || wp > INT32_MAX)
+        return TPF_EBADSIZE;
     return TPF_OK;
 }
 
@@ -766,7 +802,9 @@ typedef struct {
 
 static int64_t pool_blocks(const geom_t *p) { return (p->rows + POOL_BLOCK - 1) / POOL_BLOCK; }
 
-static double pool_work(const geom_t *p) { return (double)p->rows * (double)p->c * (double)(p->kh * p->kw) * 4; }
+static double pool_work(const geom_t *p) {   /* windows are clipped to the input */
+    return (double)p->rows * (double)p->c * (double)(p->kh < p->h ? p->kh : p->h) * (double)(p->kw < p->w ? p->kw : p->w) * 4;
+}
 
 static void block_range(const geom_t *p, int64_t b, int64_t *r0, int64_t *r1) {
     *r0 = b * POOL_BLOCK;

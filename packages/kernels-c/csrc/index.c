@@ -61,8 +61,10 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
 /* ---- scatter-add along an axis (the adjoint of gather; unsorted_segment_sum) --
  * upd [batch, outer, nidx, inner], idx [batch, nidx] -> out [batch, outer, axis_n, inner]
  * (zeroed here first).  flags & 1: negative indices are skipped (else they are errors);
- * flags & 2: indices must not decrease (TPF_EBADARG at the first that does). */
-#define SCATTER_ADD_AXIS(T)                                                              \
+ * flags & 2: indices must not decrease (TPF_EBADARG at the first that does).
+ * Integers add in unsigned W: they wrap modulo 2**bits, as in NumPy (signed overflow is
+ * undefined in C). */
+#define SCATTER_ADD_AXIS(T, W)                                                           \
     do {                                                                                 \
         T *Ot = (T *)out; const T *U = (const T *)upd;                                   \
         PFOR(task, bo_n * nch,                                                           \
@@ -73,7 +75,7 @@ int tpf_gather(int64_t elsize, int idx_dt, const void *params, const void *idx, 
                 if (v < 0) continue;                                                     \
                 T *o = Ot + (bo * axis_n + v) * inner;                                   \
                 const T *u = U + (bo * nidx + j) * inner;                                \
-                for (int64_t c = c0; c < c1; c++) o[c] += u[c];                          \
+                for (int64_t c = c0; c < c1; c++) o[c] = (T)((W)o[c] + (W)u[c]);        \
             }                                                                            \
         );                                                                               \
     } while (0)
@@ -102,13 +104,13 @@ int tpf_scatter_add_axis(int dt, int idx_dt, const void *upd, const void *idx, v
     int64_t csz = (inner + nch - 1) / nch;
     tpf_fp_enter();  /* scoped: restores the caller's FP mode on return */
     switch (dt) {
-    case TPF_F32: SCATTER_ADD_AXIS(float); break;
-    case TPF_F64: SCATTER_ADD_AXIS(double); break;
-    case TPF_I8: SCATTER_ADD_AXIS(int8_t); break;
-    case TPF_U8: SCATTER_ADD_AXIS(uint8_t); break;
-    case TPF_I16: SCATTER_ADD_AXIS(int16_t); break;
-    case TPF_I32: SCATTER_ADD_AXIS(int32_t); break;
-    case TPF_I64: SCATTER_ADD_AXIS(int64_t); break;
+    case TPF_F32: SCATTER_ADD_AXIS(float, float); break;
+    case TPF_F64: SCATTER_ADD_AXIS(double, double); break;
+    case TPF_I8: SCATTER_ADD_AXIS(int8_t, uint32_t); break;
+    case TPF_U8: SCATTER_ADD_AXIS(uint8_t, uint32_t); break;
+    case TPF_I16: SCATTER_ADD_AXIS(int16_t, uint32_t); break;
+    case TPF_I32: SCATTER_ADD_AXIS(int32_t, uint32_t); break;
+    case TPF_I64: SCATTER_ADD_AXIS(int64_t, uint64_t); break;
     default: return TPF_EBADDTYPE;
     }
     return TPF_OK;
@@ -200,11 +202,11 @@ int tpf_scatter_nd(int op, int dt, int idx_dt, const void *idx, const void *upd,
     switch (dt) {
     case TPF_F32: SCATTER_ND(float, o[c] += u[c]); break;
     case TPF_F64: SCATTER_ND(double, o[c] += u[c]); break;
-    case TPF_I8: SCATTER_ND(int8_t, o[c] += u[c]); break;
-    case TPF_U8: SCATTER_ND(uint8_t, o[c] += u[c]); break;
-    case TPF_I16: SCATTER_ND(int16_t, o[c] += u[c]); break;
-    case TPF_I32: SCATTER_ND(int32_t, o[c] += u[c]); break;
-    case TPF_I64: SCATTER_ND(int64_t, o[c] += u[c]); break;
+    case TPF_I8: SCATTER_ND(int8_t, o[c] = (int8_t)((uint32_t)o[c] + (uint32_t)u[c])); break;
+    case TPF_U8: SCATTER_ND(uint8_t, o[c] = (uint8_t)((uint32_t)o[c] + (uint32_t)u[c])); break;
+    case TPF_I16: SCATTER_ND(int16_t, o[c] = (int16_t)((uint32_t)o[c] + (uint32_t)u[c])); break;
+    case TPF_I32: SCATTER_ND(int32_t, o[c] = (int32_t)((uint32_t)o[c] + (uint32_t)u[c])); break;
+    case TPF_I64: SCATTER_ND(int64_t, o[c] = (int64_t)((uint64_t)o[c] + (uint64_t)u[c])); break;
     default: return TPF_EBADDTYPE;
     }
     return TPF_OK;

@@ -288,21 +288,23 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
 
 /* ---- scans ---------------------------------------------------------------------
  * x [outer, n, inner] -> out: running sum (op 0) or product (op 1) along n, optionally
- * exclusive (shifted by one, starting from 0 or 1) and/or reversed (from the end). */
-#define SCAN_ROW(T, OP)                                                                          \
+ * exclusive (shifted by one, starting from 0 or 1) and/or reversed (from the end).
+ * Integers accumulate in unsigned W (wrapping modulo 2**bits, as NumPy does: signed
+ * overflow is undefined in C; unsigned short operands would promote to int). */
+#define SCAN_ROW(T, W, OP)                                                                       \
     {   /* one contiguous row: a running accumulator */                                          \
         const T *xr = X + o * n; T *orow = O + o * n;                                            \
         T acc = (T)(op ? 1 : 0);                                                                 \
         if (!reverse) {                                                                          \
-            if (exclusive) for (int64_t i = 0; i < n; i++) { orow[i] = acc; acc = (T)(acc OP xr[i]); } \
-            else for (int64_t i = 0; i < n; i++) { acc = (T)(acc OP xr[i]); orow[i] = acc; }     \
+            if (exclusive) for (int64_t i = 0; i < n; i++) { orow[i] = acc; acc = (T)((W)acc OP (W)xr[i]); } \
+            else for (int64_t i = 0; i < n; i++) { acc = (T)((W)acc OP (W)xr[i]); orow[i] = acc; }     \
         } else {                                                                                 \
-            if (exclusive) for (int64_t i = n - 1; i >= 0; i--) { orow[i] = acc; acc = (T)(acc OP xr[i]); } \
-            else for (int64_t i = n - 1; i >= 0; i--) { acc = (T)(acc OP xr[i]); orow[i] = acc; } \
+            if (exclusive) for (int64_t i = n - 1; i >= 0; i--) { orow[i] = acc; acc = (T)((W)acc OP (W)xr[i]); } \
+            else for (int64_t i = n - 1; i >= 0; i--) { acc = (T)((W)acc OP (W)xr[i]); orow[i] = acc; } \
         }                                                                                        \
     }
 
-#define SCAN(T)                                                                                  \
+#define SCAN(T, W)                                                                               \
     do {                                                                                         \
         const T *X = (const T *)x; T *O = (T *)out;                                             \
         PFOR(task, outer * nch,                                                                  \
@@ -310,7 +312,7 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
             int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;                     \
             tpf_fp_enter(); (void)isf;                                                           \
             if (inner == 1) {                                                                    \
-                if (op) SCAN_ROW(T, *) else SCAN_ROW(T, +)                                       \
+                if (op) SCAN_ROW(T, W, *) else SCAN_ROW(T, W, +)                                       \
                 continue;                                                                        \
             }                                                                                    \
             for (int64_t s = 0; s < n; s++) {                                                    \
@@ -322,8 +324,8 @@ int tpf_top_k(int dt, const void *x, void *vals, void *idx, int idx_dt, int64_t 
                 } else {                                                                         \
                     const T *prev = O + (o * n + p) * inner;                                     \
                     const T *xin = exclusive ? X + (o * n + p) * inner : xrow;                   \
-                    if (op) for (int64_t c = c0; c < c1; c++) orow[c] = (T)(prev[c] * xin[c]);   \
-                    else for (int64_t c = c0; c < c1; c++) orow[c] = (T)(prev[c] + xin[c]);      \
+                    if (op) for (int64_t c = c0; c < c1; c++) orow[c] = (T)((W)prev[c] * (W)xin[c]);   \
+                    else for (int64_t c = c0; c < c1; c++) orow[c] = (T)((W)prev[c] + (W)xin[c]);      \
                 }                                                                                \
             }                                                                                    \
         );                                                                                       \
@@ -341,13 +343,13 @@ int tpf_cumulative(int op, int dt, const void *x, void *out, int64_t outer, int6
     if (nt < 1) nt = 1;
     int isf = dt == TPF_F32 || dt == TPF_F64;
     switch (dt) {
-    case TPF_F32: SCAN(float); break;
-    case TPF_F64: SCAN(double); break;
-    case TPF_I8: SCAN(int8_t); break;
-    case TPF_U8: SCAN(uint8_t); break;
-    case TPF_I16: SCAN(int16_t); break;
-    case TPF_I32: SCAN(int32_t); break;
-    case TPF_I64: SCAN(int64_t); break;
+    case TPF_F32: SCAN(float, float); break;
+    case TPF_F64: SCAN(double, double); break;
+    case TPF_I8: SCAN(int8_t, uint32_t); break;
+    case TPF_U8: SCAN(uint8_t, uint32_t); break;
+    case TPF_I16: SCAN(int16_t, uint32_t); break;
+    case TPF_I32: SCAN(int32_t, uint32_t); break;
+    case TPF_I64: SCAN(int64_t, uint64_t); break;
     default: return TPF_EBADDTYPE;
     }
     return TPF_OK;

@@ -74,6 +74,26 @@ int tpf_blas_set_num_threads(int n) { scipy_openblas_set_num_threads(n); return 
 #include <lapacke.h>
 
 static int la_dtype(int dt) { return dt == TPF_F32 || dt == TPF_F64; }
+
+/* NaN in, NaN out (TensorFlow's result, and the same on every backend): a matrix with a
+ * NaN (in its lower triangle, for Cholesky) factors to NaN, with identity pivots and info
+ * 0, rather than reaching LAPACKE, whose NaN check would reject it as a bad argument. */
+static int la_has_nan(int dt, const void *a, int64_t n, int lower_only) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < (lower_only ? i + 1 : n); j++) {
+            double v = dt == TPF_F32 ? (double)((const float *)a)[i * n + j] : ((const double *)a)[i * n + j];
+            if (v != v) return 1;
+        }
+    return 0;
+}
+static void la_fill_nan(int dt, void *a, int64_t n, int lower_only) {
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = lower_only && j > i ? 0.0 : NAN;
+            if (dt == TPF_F32) ((float *)a)[i * n + j] = (float)v;
+            else ((double *)a)[i * n + j] = v;
+        }
+}
 static int la_size_ok(int64_t batch, int64_t n, int64_t k) {
     return batch >= 0 && n >= 0 && k >= 0 && n <= INT32_MAX && k <= INT32_MAX;
 }
@@ -88,6 +108,12 @@ int tpf_lu(int dt, int64_t batch, int64_t n, void *a, void *pivv, void *infov) {
         char *A = (char *)a + (size_t)(b * n * n) * es;
         int32_t *P = piv + b * n;
         if (n == 0) { info[b] = 0; continue; }
+        if (la_has_nan(dt, A, n, 0)) {
+            la_fill_nan(dt, A, n, 0);
+            for (int64_t i = 0; i < n; i++) P[i] = (int32_t)(i + 1);
+            info[b] = 0;
+            continue;
+        }
         info[b] = dt == TPF_F32 ? scipy_LAPACKE_sgetrf(LAPACK_ROW_MAJOR, (int)n, (int)n, (float *)A, (int)n, P)
                                 : scipy_LAPACKE_dgetrf(LAPACK_ROW_MAJOR, (int)n, (int)n, (double *)A, (int)n, P);
         if (info[b] < 0) return TPF_EBADARG;
@@ -107,11 +133,12 @@ int tpf_lu_solve(int dt, int trans, int64_t batch, int64_t n, int64_t nrhs, cons
     for (int64_t b = 0; b < batch; b++) {
         const char *A = (const char *)lu + (size_t)(b * n * n) * es;
         char *B = (char *)bm + (size_t)(b * n * nrhs) * es;
+        /* the _work form skips LAPACKE's NaN check: NaN in the factors or in B propagates */
         int st = dt == TPF_F32
-            ? scipy_LAPACKE_sgetrs(LAPACK_ROW_MAJOR, t, (int)n, (int)nrhs, (const float *)A, (int)n, piv + b * n,
-                                   (float *)B, (int)nrhs)
-            : scipy_LAPACKE_dgetrs(LAPACK_ROW_MAJOR, t, (int)n, (int)nrhs, (const double *)A, (int)n, piv + b * n,
-                                   (double *)B, (int)nrhs);
+            ? scipy_LAPACKE_sgetrs_work(LAPACK_ROW_MAJOR, t, (int)n, (int)nrhs, (const float *)A, (int)n,
+                                        piv + b * n, (float *)B, (int)nrhs)
+            : scipy_LAPACKE_dgetrs_work(LAPACK_ROW_MAJOR, t, (int)n, (int)nrhs, (const double *)A, (int)n,
+                                        piv + b * n, (double *)B, (int)nrhs);
         if (st) return TPF_EBADARG;
     }
     return TPF_OK;
@@ -126,6 +153,7 @@ int tpf_lu_inverse(int dt, int64_t batch, int64_t n, void *lu, const void *pivv)
     tpf_fp_enter();
     for (int64_t b = 0; b < batch; b++) {
         char *A = (char *)lu + (size_t)(b * n * n) * es;
+        if (la_has_nan(dt, A, n, 0)) { la_fill_nan(dt, A, n, 0); continue; }
         int st = dt == TPF_F32 ? scipy_LAPACKE_sgetri(LAPACK_ROW_MAJOR, (int)n, (float *)A, (int)n, piv + b * n)
                                : scipy_LAPACKE_dgetri(LAPACK_ROW_MAJOR, (int)n, (double *)A, (int)n, piv + b * n);
         if (st < 0) return TPF_EBADARG;
@@ -174,6 +202,7 @@ int tpf_cholesky(int dt, int64_t batch, int64_t n, void *a, void *infov) {
     for (int64_t b = 0; b < batch; b++) {
         char *A = (char *)a + (size_t)(b * n * n) * es;
         if (n == 0) { info[b] = 0; continue; }
+        if (la_has_nan(dt, A, n, 1)) { la_fill_nan(dt, A, n, 1); info[b] = 0; continue; }
         info[b] = dt == TPF_F32 ? scipy_LAPACKE_spotrf(LAPACK_ROW_MAJOR, 'L', (int)n, (float *)A, (int)n)
                                 : scipy_LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (int)n, (double *)A, (int)n);
         if (info[b] < 0) return TPF_EBADARG;

@@ -36,7 +36,7 @@ static inline float exp_f32(float x) {
     y = y * r + 5.0000001201e-1f;
     y = y * (r * r) + r + 1.0f;
     int32_t ti; memcpy(&ti, &t, 4);
-    int32_t e = (ti - 0x4B400000 + 127) << 23;          /* 2^n as float bits */
+    uint32_t e = ((uint32_t)ti - 0x4B400000u + 127u) << 23;   /* 2^n as float bits (unsigned: no UB) */
     float scale; memcpy(&scale, &e, 4);
     float v = y * scale;
     v = x < -87.3f ? 0.0f : v;

@@ -589,6 +589,68 @@ class GPUKernelChecks:
                         self.both(dev, cpu, "triangular_solve", C[dt], lower, trans, 3, n, 5, In(t[0]), 0,
                                   Out(rhs.shape, rhs.dtype, rhs), **tol)
 
+    # ---- edge inputs: one behaviour on every backend (issue 10, items 13 and 14) ---------------------------
+    def test_nan_matrices_factor_to_nan_like_the_cpu(self, dev, cpu):
+        for dt in FLOATS:
+            a = np.stack([np.eye(3) * 2, np.full((3, 3), np.nan), np.array([[4, 1, 0], [1, np.nan, 1], [0, 1, 4]]),
+                          np.array([[1, np.nan, 0], [0, 1, 0], [0, 0, 1]])]).astype(dt)
+            _, (lu, piv, info), _ = self.both(dev, cpu, "lu", C[dt], 4, 3, Out(a.shape, a.dtype, a),
+                                              Out((4, 3), np.int32), Out((4,), np.int32))
+            assert np.isnan(lu[1:]).all() and (piv[1:] == [1, 2, 3]).all() and (info == 0).all()
+            _, (inv,), _ = self.both(dev, cpu, "lu_inverse", C[dt], 4, 3, Out(lu.shape, a.dtype, lu), In(piv),
+                                     rtol=1e-6)   # (LAPACK's getri leaves -0.0 where the device writes 0.0)
+            assert np.isnan(inv[1:]).all() and (inv[0] == np.eye(3) / 2).all()
+            _, (ch, info), _ = self.both(dev, cpu, "cholesky", C[dt], 4, 3, Out(a.shape, a.dtype, a),
+                                         Out((4,), np.int32))
+            assert (info == 0).all()
+            lower = np.tril(np.ones((3, 3), bool))
+            assert np.isnan(ch[1][lower]).all() and (ch[1][~lower] == 0).all()
+            np.testing.assert_array_equal(ch[3], np.eye(3))   # its NaN is above the diagonal: never read
+
+    def test_huge_and_absurd_pool_and_conv_geometries_like_the_cpu(self, dev, cpu):
+        x = np.arange(2 * 3 * 3 * 2, dtype=np.float32).reshape(2, 3, 3, 2)
+        big = 2**31 - 1
+        # SAME with a window far larger than the input: every window is the whole input
+        g = [2, 3, 3, 2, big, big, 2, 3, 3, 1, 1, 1, 1, (big - 1) // 2, (big - 1) // 2]
+        for name in ("max_pool2d", "avg_pool2d", "max_pool2d_grad_grad"):
+            args = [In(x), In(x)] if name == "max_pool2d_grad_grad" else [In(x)]
+            st, _, _ = self.both(dev, cpu, name, C["float32"], g, *args, Out(x.shape, np.float32), rtol=1e-6)
+            assert st == K.OK
+        for name in ("max_pool2d_grad", "avg_pool2d_grad"):
+            args = [In(x), In(x)] if name == "max_pool2d_grad" else [In(x)]
+            st, _, _ = self.both(dev, cpu, name, C["float32"], g, *args, Out(x.shape, np.float32), rtol=1e-6)
+            assert st == K.OK
+        huge = 2**62
+        for geo in ([2, 3, 3, 2, 1, 1, 2, 3, 3, huge, 1, 1, 1, 0, 0], [2, 3, 3, 2, 3, 3, 2, 3, 3, 1, 1, huge, 1, 1, 1],
+                    [2, 3, 3, 2, huge, huge, 2, 3, 3, 1, 1, 1, 1, 1, 1], [2, 3, 3, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, huge, 1],
+                    [huge, huge, 3, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, 1, 1]):
+            for name in ("conv2d", "depthwise_conv2d"):
+                st, _, _ = self.both(dev, cpu, name, C["float32"], geo, In(x), In(x), Out(x.shape, np.float32),
+                                     compare_outputs=False)
+                assert st == K.EBADSIZE, (name, geo)
+            st, _, _ = self.both(dev, cpu, "max_pool2d", C["float32"], geo, In(x), Out(x.shape, np.float32),
+                                 compare_outputs=False)
+            assert st == K.EBADSIZE, geo
+
+    def test_integer_sums_and_products_wrap_like_the_cpu(self, dev, cpu):
+        for dt in ("int32", "int64"):
+            m = np.iinfo(dt).max
+            x = np.array([[m, m - 1, 3, m // 2 + 2, -m, m, 2]] * 2, dt).T.copy()   # (7, 2)
+            for op in (0, 1):
+                for excl in (0, 1):
+                    for rev in (0, 1):
+                        for view in ((1, 7, 2), (7, 2, 1)):
+                            self.both(dev, cpu, "cumulative", op, C[dt], In(x), Out(x.shape, x.dtype), *view, excl,
+                                      rev)
+            _, (s, _), _ = self.both(dev, cpu, "scatter_add_axis", C[dt], C["int64"], In(x),
+                                     In(np.array([0, 0, 0, 1, 1, 2, 2])), Out((3, 2), x.dtype), 1, 1, 3, 7, 2, 0,
+                                     I64([0]))
+            ref = np.zeros((3, 2), dt)
+            np.add.at(ref, [0, 0, 0, 1, 1, 2, 2], x)
+            np.testing.assert_array_equal(s, ref)
+            self.both(dev, cpu, "scatter_nd", 1, C[dt], C["int64"], In(np.array([[0], [0], [1], [0], [1], [2], [0]])),
+                      In(x), Out((3, 2), x.dtype, np.zeros((3, 2), dt)), 7, 1, [3], 2, I64([0]))
+
     # ---- conv and pools -----------------------------------------------------------------------------------
     @pytest.mark.parametrize("geo", [
         # n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl

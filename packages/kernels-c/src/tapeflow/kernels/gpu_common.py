@@ -40,6 +40,7 @@ from . import BINARY_OPS, REDUCE_OPS, UNARY_OPS
 from .backend import Backend
 
 OK, EBADSIZE, EBADDTYPE, EBADOP, ERANGE, EDIVZERO, ENOMEM, EBADARG = range(8)
+GEOM_MAX = 1 << 60   # csrc/conv.c: the largest size or product of sizes of a conv/pool geometry
 F16, BF16, F32, F64, I8, U8, I16, I32, I64, BOOL = range(10)
 SUF = ("f16", "bf16", "f32", "f64", "i8", "u8", "i16", "i32", "i64", "b")
 SIZE = (2, 2, 4, 8, 1, 1, 2, 4, 8, 1)
@@ -1002,23 +1003,33 @@ class GPUBackend(Backend):
 
     # ------------------------------------------------------------------- conv
     @staticmethod
-    def _geom(geom, depthwise=False):
+    def _geom(geom, depthwise=False, pool=False):
+        """csrc/conv.c's load_geom / conv_geom: every size, stride, dilation, padding and every
+        product the kernels form from them up to 2**60 (int64 indices never overflow)."""
         g = _ints(geom[:15])
         if len(g) < 15:
             return EBADARG, None
-        n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw = g[:13]
+        n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl = g
         if min(n, h, w, c, kh, kw, oc, oh, ow) < 0:
             return EBADSIZE, None
         if min(sh, sw, dh, dw) < 1:
             return EBADARG, None
-        if kh * kw * c > INT32_MAX or oc > INT32_MAX or c > INT32_MAX:
+        products = [*g, -pt, -pl, max(kh - 1, 0) * dh, max(kw - 1, 0) * dw, max(oh - 1, 0) * sh, max(ow - 1, 0) * sw,
+                    n * h * w * c, n * oh * ow * oc]
+        if not pool:
+            products += [kh * kw * c, kh * kw * oc, kh * kw * c * oc]
+        if max(products) > GEOM_MAX:
+            return EBADSIZE, None
+        if pool and min(kh, h) * min(kw, w) > INT32_MAX:
+            return EBADSIZE, None
+        if not pool and (kh * kw * c > INT32_MAX or oc > INT32_MAX or c > INT32_MAX):
             return EBADSIZE, None
         if depthwise and (oc != 0 if c == 0 else oc % c):
             return EBADSIZE, None
         return OK, g + [0]
 
     def _conv(self, name, dt, geom, depthwise, count_of, *bufs, zero_out=False):
-        st, g = self._geom(geom, depthwise)
+        st, g = self._geom(geom, depthwise, pool="pool" in name)
         if st:
             return st
         if dt not in (F32, F64):

@@ -49,6 +49,11 @@ _ALLOWED_CODES = frozenset(d.code for d in _ALLOWED)
 
 # ---- arguments --------------------------------------------------------------
 
+#: the largest stride, dilation, window or explicit padding: TensorFlow's attributes are int32
+#: (larger ones would also overflow the kernels' int64 index arithmetic)
+_ATTR_MAX = 2**31 - 1
+
+
 def _pair(v, what: str, op: str) -> tuple:
     """An int or a list of 1, 2 or 4 ints ([1, h, w, 1]) as (h, w), each >= 1."""
     if isinstance(v, Tensor):
@@ -75,6 +80,9 @@ def _pair(v, what: str, op: str) -> tuple:
                                        f"({len(vals)} values)", op)
     if hw[0] < 1 or hw[1] < 1:
         raise InvalidArgumentError(f"{what} must be positive, got {orig!r}; allowed: >= 1", op)
+    if hw[0] > _ATTR_MAX or hw[1] > _ATTR_MAX:
+        raise InvalidArgumentError(f"{what} = {orig!r} is out of range; allowed: 1 <= {what} <= {_ATTR_MAX} "
+                                   "(an int32, as in TensorFlow)", op)
     return hw
 
 
@@ -107,6 +115,9 @@ def _padding(padding, op: str, explicit: bool = True):
         pairs = pairs[1:3]
     if min(pairs[0] + pairs[1]) < 0:
         raise InvalidArgumentError(f"padding {[list(p) for p in pairs]} has a negative amount; allowed: >= 0", op)
+    if max(pairs[0] + pairs[1]) > _ATTR_MAX:
+        raise InvalidArgumentError(f"padding {[list(p) for p in pairs]} is out of range; allowed: "
+                                   f"0 <= padding <= {_ATTR_MAX}", op)
     return (pairs[0], pairs[1])
 
 

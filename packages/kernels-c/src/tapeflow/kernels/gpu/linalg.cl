@@ -11,6 +11,9 @@
  * cholesky_<dt>: the lower factor in place (potf2), info = the order of the first
  *               minor that is not positive definite; the strict upper triangle zeroed.
  * triangular_solve_<dt>: B := op(A)^-1 B, one work-item per (matrix, column of B).
+ *
+ * NaN in, NaN out, as on the CPU: a matrix with a NaN (in its lower triangle, for
+ * Cholesky) factors to NaN with identity pivots and info 0.
  */
 
 #define LA_LOCAL 64
@@ -22,7 +25,18 @@ KERNEL lu_##DS(G T *A, G i32 *piv, G i32 *info, i64 n) {                        
     G T *a = A + b * n * n;                                                                         \
     LOCAL i64 p_s;                                                                                  \
     LOCAL int bad_s;                                                                                \
-    if (t == 0) bad_s = 0;                                                                          \
+    LOCAL int nan_s;                                                                                \
+    if (t == 0) { bad_s = 0; nan_s = 0; }                                                           \
+    BARRIER();                                                                                      \
+    for (i64 e = t; e < n * n; e += LA_LOCAL)                                                       \
+        if (a[e] != a[e]) nan_s = 1;                                                                \
+    BARRIER();                                                                                      \
+    if (nan_s) {                                                                                    \
+        for (i64 e = t; e < n * n; e += LA_LOCAL) a[e] = (T)TPF_NAN;                                \
+        for (i64 i = t; i < n; i += LA_LOCAL) piv[b * n + i] = (i32)(i + 1);                        \
+        if (t == 0) info[b] = 0;                                                                    \
+        return;                                                                                     \
+    }                                                                                               \
     for (i64 k = 0; k < n; k++) {                                                                   \
         if (t == 0) {                                                                               \
             i64 p = k;                                                                              \
@@ -136,8 +150,17 @@ KERNEL cholesky_##DS(G T *A, G i32 *info, i64 n) {                              
     const int t = LID0();                                                                           \
     G T *a = A + b * n * n;                                                                         \
     LOCAL int bad_s;                                                                                \
-    if (t == 0) bad_s = 0;                                                                          \
+    LOCAL int nan_s;                                                                                \
+    if (t == 0) { bad_s = 0; nan_s = 0; }                                                           \
     BARRIER();                                                                                      \
+    for (i64 e = t; e < n * n; e += LA_LOCAL)                                                       \
+        if (e % n <= e / n && a[e] != a[e]) nan_s = 1;                                              \
+    BARRIER();                                                                                      \
+    if (nan_s) {                                                                                    \
+        for (i64 e = t; e < n * n; e += LA_LOCAL) a[e] = e % n > e / n ? (T)0 : (T)TPF_NAN;          \
+        if (t == 0) info[b] = 0;                                                                    \
+        return;                                                                                     \
+    }                                                                                               \
     for (i64 j = 0; j < n; j++) {                                                                   \
         if (t == 0 && bad_s == 0) {                                                                 \
             T d = a[j * n + j];                                                                     \
