@@ -132,9 +132,8 @@ def _bad_values(op, name, param, valid):
 CASES = [(op, name, param) for op in sorted(REGISTRY) for name, param in _walked_params(op)]
 
 # Known gaps in files this suite's author does not own (issue 10, item 12): each is walked and expected to
-# fail; the linalg ones strictly (fixing one makes its case XPASS and fail here: then delete its entry), the
-# conv/pool ones not strictly while their owner is changing that argument parsing (some 2**64 cases pass there).
-_CONV = ("conv_ops.py: _pair/conv1d's argument parsing int()s each entry, so '1' and 1.5 pass (and 2**64 overflows); "
+# fail (strict: fixing one makes its case XPASS and fail here -- then delete its entry).
+_CONV = ("conv_ops.py: _pair/conv1d's argument parsing int()s each entry, so '1' and 1.5 pass; "
          "use dispatch.int_arg/int_list there")
 _LINALG = "linalg_ops.py: {} is range-checked only as a Python int; use dispatch.int_arg there"
 KNOWN = {
@@ -147,8 +146,7 @@ KNOWN = {
         ("depthwise_conv2d", "dilations"), ("depthwise_conv2d_backprop_filter", "strides"),
         ("depthwise_conv2d_backprop_filter", "dilations"), ("depthwise_conv2d_backprop_input", "strides"),
         ("depthwise_conv2d_backprop_input", "dilations"), ("max_pool2d", "ksize"), ("max_pool2d", "strides"),
-        ("max_pool_grad", "ksize"), ("max_pool_grad_grad", "ksize"), ("avg_pool_grad", "strides"),
-        ("max_pool_grad", "strides"), ("max_pool_grad_grad", "strides")]},
+        ("max_pool_grad", "ksize"), ("max_pool_grad_grad", "ksize")]},
     ("band_part", "num_lower"): _LINALG.format("band_part's num_lower (2**64 reaches GreaterEqual)"),
     ("band_part", "num_upper"): _LINALG.format("band_part's num_upper (2**64 reaches LessEqual)"),
     ("diag", "k"): _LINALG.format("diag's k (2**64 reaches Fill)"),
@@ -158,8 +156,7 @@ KNOWN = {
 
 def _case(op, name, param):
     known = KNOWN.get((op, name))
-    strict = not known or not known.startswith("conv_ops.py")
-    marks = [pytest.mark.xfail(strict=strict, raises=AssertionError, reason=known)] if known else []
+    marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=known)] if known else []
     return pytest.param(op, name, param, id=f"{op}-{name}", marks=marks)
 
 
