@@ -159,7 +159,6 @@ UNARY = [
     ("relu", lambda x: np.maximum(x, 0), lambda x: np.maximum(x, 0), (-3, 3), NH),
     ("softplus", lambda x: np.logaddexp(0, x), None, (-6, 6), FH),
     ("elu", lambda x: np.where(x > 0, x, np.expm1(x)), None, (-3, 3), FH),
-    ("gelu", lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))), None, (-3, 3), FH),
     ("selu", lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(x)), None, (-3, 3), FH),
     ("floor", np.floor, None, (-3, 3), FH),
     ("ceil", np.ceil, None, (-3, 3), FH),
@@ -176,6 +175,63 @@ UNARY = [
 ]
 
 
+_PI_100 = ("3.14159265358979323846264338327950288419716939937510"
+           "58209749445923078164062862089986280348253421170679")
+
+
+def _gelu_exact(v: float) -> float:
+    """gelu(v) = v / 2 * erfc(-v / sqrt 2) to double precision, independently of any libm: erf's
+    Taylor series in 100-digit decimals (its cancellation costs < 25 digits for |v| <= 12)."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 100
+        d = decimal.Decimal(v)
+        z = -d / decimal.Decimal(2).sqrt()
+        term, total, n = z, z, 0
+        while abs(term) > decimal.Decimal(10) ** -90 * (1 + abs(total)):
+            n += 1
+            term = -term * z * z / n
+            total += term / (2 * n + 1)
+        erfc = 1 - 2 / decimal.Decimal(_PI_100).sqrt() * total
+        return float(d / 2 * erfc)
+
+
+_libm_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _gelu_decimal_ref(x):
+    """The exact gelu of each element of x, element by element in decimals (few elements)."""
+    x = np.asarray(x)
+    out = np.array([_gelu_exact(float(v)) if np.isfinite(v) and abs(v) <= 12 else
+                    (v if v > 12 else (-0.0 if v < -12 and np.isfinite(v) else 0.5 * v * (1 + np.sign(v))))
+                    for v in x.astype(np.float64).ravel()], np.float64)
+    return out.reshape(x.shape).astype(x.dtype)
+
+
+def _gelu_ref(x):
+    """gelu to about an ulp in float64, vectorized: erfc (libm's: scipy's is 60 ulp off in the far
+    tail) of -x / sqrt 2 = t + e with the
+    rounding error e of the product from Dekker's two-product, erfc(t + e) = erfc(t) - e 2/sqrt(pi) e**-t**2."""
+    x64 = np.asarray(x, np.float64)
+    c, c_lo = 0.70710678118654757, -4.8336466567264567e-17
+    with np.errstate(all="ignore"):
+        t = -x64 * c
+        split = 134217729.0
+        ah = (-x64 * split) - ((-x64 * split) - -x64)
+        al = -x64 - ah
+        bh = (c * split) - ((c * split) - c)
+        bl = c - bh
+        e = ((ah * bh - t) + ah * bl + al * bh) + al * bl + -x64 * c_lo
+        corr = np.where(np.abs(t) < 27, e * (2 / np.sqrt(np.pi)) * np.exp(-t * t), 0.0)
+        out = 0.5 * x64 * (_libm_erfc(t) - corr)
+    return out.astype(np.asarray(x).dtype)
+
+
+def _gelu_tanh_ref(x, approximate):
+    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
 def _unary_spec(op, f, fi, dom, dtypes):
     sample = _unary_sample(*dom) if dom else (
         lambda rng, dt: [((_away(rng, s, dt),), {}) for s in SHAPES])
@@ -190,6 +246,16 @@ SPECS = [_unary_spec(*row) for row in UNARY]
 SPECS += [_special_unary(op, f) for op, f, _, _, _ in UNARY
           if op not in ("lgamma", "digamma", "erf", "erfc", "gelu", "asin", "acos", "acosh", "atanh")]
 SPECS += [
+    # gelu: the exact form against a 100-digit reference to a few ulps in float64 (its tails
+    # included: gelu(-10) = -7.6e-23), TensorFlow's tanh form (approximate=True) likewise
+    Spec("gelu", _gelu_ref, _unary_sample(-10, 5), dtypes=FH, f64_tol=(2e-15, 0)),
+    Spec("gelu", _gelu_decimal_ref, lambda rng, dt: [((np.array(
+        [-12, -10, -9.5, -8, -5, -2.7, -1, -1e-3, -1e-300, -0.0, 0.0, 1e-3, 1, 2.7, 5, 9, 12], _np_dtype(dt)),), {})],
+        dtypes=FH, f64_tol=(2e-15, 0), name="tails", grad=False),
+    Spec("gelu", _f64(_gelu_tanh_ref), lambda rng, dt: [((_vals(rng, s, dt, -6, 6),), {"approximate": True})
+                                                        for s in SHAPES], dtypes=FH, f64_tol=(1e-11, 0),
+         name="approximate"),
+    _special_unary("gelu", _gelu_decimal_ref),
     Spec("leaky_relu", _f64(lambda x, alpha: np.where(x > 0, x, alpha * x)),
          lambda rng, dt: [((_vals(rng, s, dt),), {"alpha": a}) for s, a in zip(SHAPES, [0.2, 0.1, 0.3] * 3)],
          dtypes=FH),

@@ -387,3 +387,92 @@ def test_nn_names_on_the_facade():
                  "dropout", "l2_normalize", "moments", "batch_normalization", "relu", "sigmoid"):
         assert callable(getattr(tf.nn, name)), name
     assert tf.math.softmax is tf.nn.softmax
+
+
+# ---- gelu, sigmoid and silu in ulps against float64 references (issue 10, item 11) ------------------------
+
+def _ulps(got, want, dtype):
+    """|got - want| in units of the last place of want in dtype (want computed in float64 or better)."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    spacing = np.spacing(np.abs(want).astype(dtype)).astype(np.float64)
+    return np.abs(got - want) / spacing
+
+
+def _gelu_decimal(v):
+    """v / 2 * erfc(-v / sqrt 2) from erf's Taylor series in 100-digit decimals (independent of libm)."""
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 100
+        d = decimal.Decimal(v)
+        z = -d / decimal.Decimal(2).sqrt()
+        term, total, n = z, z, 0
+        while abs(term) > decimal.Decimal(10) ** -90 * (1 + abs(total)):
+            n += 1
+            term = -term * z * z / n
+            total += term / (2 * n + 1)
+        pi = decimal.Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899")
+        return float(d / 2 * (1 - 2 / pi.sqrt() * total))
+
+
+def test_gelu_exact_form_is_accurate_in_the_tails_float64():
+    x = np.array([-10.0, -9.0, -8.0, -6.5, -5.0, -4.0, -2.7, -1.5, -0.3, -1e-5, 1e-5, 0.7, 2.0, 4.5, 8.0])
+    want = np.array([_gelu_decimal(v) for v in x])
+    got = tf.nn.gelu(x).numpy()
+    assert got[0] == pytest.approx(-7.619853024160527e-23, rel=1e-15)   # not -0.0 (1 + erf cancels)
+    assert _ulps(got, want, np.float64).max() <= 4, (x, _ulps(got, want, np.float64))
+
+
+def test_gelu_exact_form_float32_is_correctly_rounded_or_next():
+    x = np.linspace(-12, 6, 181).astype(np.float32)
+    want = np.array([_gelu_decimal(float(v)) for v in x])
+    got = tf.nn.gelu(x).numpy()
+    normal = np.abs(want) >= np.finfo(np.float32).tiny
+    assert _ulps(got[normal], want[normal], np.float32).max() <= 1
+    assert (got[~normal] == 0).all()   # subnormal results flush to zero (the default, as in TensorFlow)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_approximate_is_tensorflows_tanh_form(dtype):
+    x = np.linspace(-8, 8, 161).astype(dtype)
+    x64 = x.astype(np.float64)
+    want = 0.5 * x64 * (1 + np.tanh(0.7978845608028654 * (x64 + 0.044715 * x64 ** 3)))
+    got = tf.nn.gelu(x, approximate=True).numpy()
+    assert got.dtype == dtype
+    # 1 + tanh(u) cancels for x << 0 in any evaluation of this form: errors are relative to |x|
+    eps = np.finfo(dtype).eps
+    assert (np.abs(got - want) <= 4 * eps * (np.abs(want) + np.abs(x64))).all()
+    exact = tf.nn.gelu(x, approximate=False).numpy()
+    assert np.abs(exact - got).max() > 1e-4   # the two forms differ: the keyword is honoured
+    with pytest.raises(TypeError, match=r"approximate must be a bool.*\[Op:Gelu\]"):
+        tf.nn.gelu(x, approximate="yes")
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu_gradient_matches_central_differences(approximate):
+    x = tf.Variable(np.array([-9.0, -4.0, -2.7, -0.5, 0.0, 0.4, 1.3, 3.0, 7.0]))
+    with tf.GradientTape() as tape:
+        y = tf.nn.gelu(x, approximate=approximate)
+    g = tape.gradient(y, x).numpy()
+    v, h = x.numpy(), 1e-6
+    num = (tf.nn.gelu(v + h, approximate=approximate).numpy() - tf.nn.gelu(v - h, approximate=approximate).numpy())
+    np.testing.assert_allclose(g, num / (2 * h), rtol=1e-6, atol=1e-12)
+
+
+def test_sigmoid_and_silu_float32_in_the_far_negative_tail():
+    # [-104, -88.7]: e**-x overflows float32, so 1 / (1 + e**-x) gave 0; silu's normal results
+    # (down to x = -92) were lost with it.  Subnormal results flush to 0 (the default), as in TensorFlow.
+    x = np.concatenate([np.linspace(-104, -80, 2401), np.linspace(-20, 20, 401)]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    sig_ref = np.exp(x64) / (1 + np.exp(x64)) * (x64 < 0) + (x64 >= 0) / (1 + np.exp(-x64 * (x64 >= 0)))
+    silu_ref = x64 * sig_ref
+    tiny = np.finfo(np.float32).tiny
+    for got, want, name in ((tf.sigmoid(x).numpy(), sig_ref, "sigmoid"), (tf.nn.silu(x).numpy(), silu_ref, "silu")):
+        normal = np.abs(want) >= tiny * 1.0000005   # comfortably normal
+        sub = np.abs(want) < tiny
+        ulps = _ulps(got[normal], want[normal], np.float32)
+        assert ulps.max() <= 4, (name, x[normal][ulps.argmax()], ulps.max())
+        assert (got[sub] == 0).all(), name
+    assert tf.nn.silu(np.float32(-90.0)).numpy() == pytest.approx(-90.0 * np.exp(-90.0), rel=1e-6)
+    assert np.isnan(tf.nn.silu(np.float32(-np.inf)).numpy())   # -inf * sigmoid(-inf), as x * sigmoid(x) gives
+    assert tf.sigmoid(np.float32(-np.inf)).numpy() == 0 and tf.sigmoid(np.float32(np.inf)).numpy() == 1

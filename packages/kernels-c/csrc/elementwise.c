@@ -44,13 +44,11 @@ typedef void (*unfn)(const void *, void *, int64_t, double);
 static inline float f_from_bits(int32_t i) { float f; memcpy(&f, &i, 4); return f; }
 static inline int32_t f_bits(float f) { int32_t i; memcpy(&i, &f, 4); return i; }
 
-/* e**x: x = n ln2 + r, |r| <= ln2/2, e**r by a degree-6 polynomial, times 2**n
- * (applied in two halves so that results down to the subnormals and up to FLT_MAX
- * come out right). */
-static inline float tpf_vexpf(float x) {
-    const float hi = 88.7228393554688f, lo = -103.972084045410f;
-    float xc = x < hi ? x : hi;          /* NaN becomes hi here; it is restored below */
-    xc = xc > lo ? xc : lo;
+/* e**x = p * 2**n1 * 2**n2 for x in [lo, hi]: x = n ln2 + r, |r| <= ln2/2, p = e**r by a
+ * degree-6 polynomial, n split in two halves so that each power of two is a normal float.
+ * Callers that multiply e**x by something (silu: x e**x) fold it into p before scaling, so
+ * a product that is a normal float comes out right where e**x alone would be subnormal. */
+static inline float tpf_vexpf_parts(float xc, float *s1, float *s2) {
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  /* round to nearest */
     float r = xc - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
@@ -62,7 +60,21 @@ static inline float tpf_vexpf(float x) {
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + r + 1.0f;
     int32_t ni = (int32_t)n, n1 = ni >> 1, n2 = ni - n1;   /* gcc: >> is arithmetic */
-    float y = p * f_from_bits((int32_t)((uint32_t)(n1 + 127) << 23)) * f_from_bits((int32_t)((uint32_t)(n2 + 127) << 23));
+    *s1 = f_from_bits((int32_t)((uint32_t)(n1 + 127) << 23));
+    *s2 = f_from_bits((int32_t)((uint32_t)(n2 + 127) << 23));
+    return p;
+}
+
+#define TPF_EXPF_HI 88.7228393554688f
+#define TPF_EXPF_LO -103.972084045410f
+
+/* e**x (results down to the subnormals and up to FLT_MAX come out right) */
+static inline float tpf_vexpf(float x) {
+    const float hi = TPF_EXPF_HI, lo = TPF_EXPF_LO;
+    float xc = x < hi ? x : hi;          /* NaN becomes hi here; it is restored below */
+    xc = xc > lo ? xc : lo;
+    float s1, s2;
+    float y = tpf_vexpf_parts(xc, &s1, &s2) * s1 * s2;
     y = x > hi ? INFINITY : y;
     y = x < lo ? 0.0f : y;
     return x != x ? x : y;
@@ -126,7 +138,34 @@ static inline float tpf_vtanhf(float x) {
     return a >= 0.625f ? big : small;
 }
 
-static inline float tpf_vsigmoidf(float x) { return 1.0f / (1.0f + tpf_vexpf(-x)); }
+/* sigmoid and silu from e = e**-|x| (never overflows): sigmoid = 1 / (1 + e) for x >= 0 and
+ * e / (1 + e) below, so that sigmoid(x) for x in [-104, -88.7] is e**x (subnormal, or 0
+ * when flushed) rather than 1 / (1 + inf) = 0; silu below 0 scales x * p / (1 + e) by
+ * 2**n last, so its normal results down to x = -92 come out right. */
+static inline float tpf_vsigmoidf(float x) {
+    float a = -fabsf(x);
+    float ac = a > TPF_EXPF_LO ? a : TPF_EXPF_LO;   /* NaN stays NaN: propagated below */
+    float s1, s2;
+    float e = tpf_vexpf_parts(ac, &s1, &s2) * s1 * s2;
+    e = a < TPF_EXPF_LO ? 0.0f : e;
+    float d = 1.0f / (1.0f + e);
+    float y = x >= 0 ? d : e * d;
+    return x != x ? x : y;
+}
+
+static inline float tpf_vsiluf(float x) {
+    float a = -fabsf(x);
+    float ac = a > TPF_EXPF_LO ? a : TPF_EXPF_LO;
+    float s1, s2;
+    float p = tpf_vexpf_parts(ac, &s1, &s2);
+    float e = p * s1 * s2;
+    e = a < TPF_EXPF_LO ? 0.0f : e;
+    float d = 1.0f / (1.0f + e);
+    float neg = (x * p * d) * s1 * s2;
+    neg = x < TPF_EXPF_LO ? x * 0.0f : neg;         /* -0 (NaN at -inf, as x * sigmoid(x) gives) */
+    float y = x >= 0 ? x * d : neg;
+    return x != x ? x : y;
+}
 
 /* log1p(u) for u >= 0 from log: log(1 + u) - ((1 + u) - 1 - u) / (1 + u) */
 static inline float tpf_vlog1pf_pos(float u) {
@@ -453,6 +492,21 @@ ATTR static void un_##NAME##_##SUF(const void *xv, void *ov, int64_t n, double p
 
 #define SIGMOID(x) ((x) >= 0 ? 1 / (1 + exp(-(x))) : exp(x) / (1 + exp(x)))
 #define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
+/* gelu(x) = x Phi(x) = x / 2 erfc(-x / sqrt 2): erfc, not 1 + erf, which cancels for x < 0
+ * (192 ulp at -2.7; gelu(-10) = -0 instead of -7.6e-23).  The argument -x / sqrt 2 = t + e
+ * in double-double (erfc magnifies its rounding 2 t**2 times: 100x at x = -10), erfc(t + e)
+ * = erfc(t) - e 2 / sqrt(pi) e**-t**2.  float32 goes through double. */
+static inline double tpf_gelu(double x) {
+    const double c = 0.70710678118654757, c_lo = -4.8336466567264567e-17;   /* c + c_lo = 1 / sqrt 2 */
+    double t = -x * c;
+    double e = fma(-x, c, -t) + -x * c_lo;
+    double corr = fabs(t) < 27 ? e * 1.1283791670955126 * exp(-t * t) : 0.0;
+    return 0.5 * x * (erfc(t) - corr);
+}
+/* TensorFlow's approximate=True: x / 2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x**3))) */
+static inline double tpf_gelu_tanh(double x) {
+    return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * (x * x * x))));
+}
 #define SELU_A 1.6732632423543772848170429916717
 #define SELU_S 1.0507009873554804934193349852946
 
@@ -482,7 +536,7 @@ UN_F2(sigmoid, tpf_vsigmoidf(x), SIGMOID(x))
 UN_FV(relu, x > 0 ? x : (x != x ? x : 0))  UN_I(relu, x > 0 ? x : 0)
 UN_F2(softplus, tpf_vsoftplusf(x), SOFTPLUS(x))
 UN_F(elu, x > 0 ? x : expm1(x))
-UN_F(gelu, 0.5 * x * (1 + erf(x * 0.70710678118654752440)))
+UN_F(gelu, p != 0 ? tpf_gelu_tanh(x) : tpf_gelu(x))
 UN_F(selu, SELU_S * (x > 0 ? x : SELU_A * expm1(x)))
 UN_FV(floor, floor(x))
 UN_FV(ceil, ceil(x))
@@ -498,7 +552,7 @@ UN_FB(isfinite, isfinite(x))
 UN_FV(relu6, x > 6 ? 6 : (x > 0 ? x : (x != x ? x : 0)))
 UN_FV(leaky_relu, x > 0 ? x : x * p)
 UN_F2(log_sigmoid, -tpf_vsoftplusf(-x), -SOFTPLUS(-x))
-UN_F2(silu, x * tpf_vsigmoidf(x), x * SIGMOID(x))
+UN_F2(silu, tpf_vsiluf(x), x * SIGMOID(x))
 UN_F(lgamma, lgamma(x))
 UN_FV(softsign, x / (1 + fabs(x)))
 

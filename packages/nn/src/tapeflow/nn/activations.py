@@ -99,16 +99,13 @@ def selu(x):
 
 
 def gelu(x, approximate=False):
-    """x * Phi(x) (the exact erf form; ``approximate=True`` uses the tanh form).
+    """x * Phi(x) (the exact erfc form; ``approximate=True`` uses TensorFlow's tanh form): tf.nn.gelu.
 
     >>> import tapeflow as tf
     >>> tf.keras.activations.gelu(tf.constant([0.0])).numpy().tolist()
     [0.0]
     """
-    if not approximate:
-        return K.gelu(x)
-    c = 0.7978845608028654  # sqrt(2 / pi)
-    return 0.5 * x * (1.0 + K.tanh(c * (x + 0.044715 * x * x * x)))
+    return K.gelu(x, approximate=approximate)
 
 
 def softplus(x):

@@ -28,7 +28,7 @@ from tapeflow.core.ops import (
     digamma,
     div_no_nan,
     equal,
-    erf,
+    erfc,
     exp,
     floordiv,
     greater,
@@ -54,6 +54,7 @@ from tapeflow.core.ops import (
     sinh,
     square,
     subtract,
+    tanh,
     tanh_grad,
     truncatediv,
     where,
@@ -71,6 +72,7 @@ from tapeflow.core.ops.linalg_ops import (
 from ..registry import defgrad
 
 _SQRT_2PI = _math.sqrt(2 * _math.pi)
+_GELU_C, _GELU_A = 0.7978845608028654, 0.044715   # gelu's tanh form: sqrt(2 / pi), TensorFlow's cubic
 _TWO_OVER_SQRT_PI = 2 / _math.sqrt(_math.pi)
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -113,9 +115,14 @@ defgrad("elu", lambda g, ans, x: (where(greater(x, 0.0), g, multiply(g, add(ans,
 
 
 @defgrad("gelu")
-def _gelu_grad(g, ans, x):
-    # Phi(x) + x * phi(x)
-    cdf = multiply(add(erf(multiply(x, 1 / _math.sqrt(2.0))), 1.0), 0.5)
+def _gelu_grad(g, ans, x, approximate=False):
+    if approximate:  # x/2 (1 + t), t = tanh(u), u = c (x + a x**3): (1 + t)/2 + x/2 (1 - t**2) c (1 + 3 a x**2)
+        t = tanh(multiply(add(x, multiply(multiply(x, square(x)), _GELU_A)), _GELU_C))
+        du = multiply(add(multiply(square(x), 3 * _GELU_A), 1.0), _GELU_C)
+        return (multiply(g, add(multiply(add(t, 1.0), 0.5),
+                                multiply(multiply(x, 0.5), multiply(subtract(1.0, square(t)), du)))),)
+    # Phi(x) + x phi(x), Phi(x) = erfc(-x / sqrt 2) / 2 (no cancellation for x < 0)
+    cdf = multiply(erfc(multiply(x, -1 / _math.sqrt(2.0))), 0.5)
     pdf = multiply(exp(multiply(square(x), -0.5)), 1 / _SQRT_2PI)
     return (multiply(g, add(cdf, multiply(x, pdf))),)
 

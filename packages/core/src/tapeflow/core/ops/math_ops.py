@@ -1,6 +1,8 @@
 """Element-wise math, comparisons, casts, reductions and matmul."""
 from __future__ import annotations
 
+import numpy as np
+
 from tapeflow import kernels
 
 from .. import dtypes as _dt
@@ -58,7 +60,6 @@ _UNARY = [
     ("relu", "relu", "Relu", N, "max(x, 0)", ("[-1.0, 2.0]", "[0.0, 2.0]")),
     ("softplus", "softplus", "Softplus", F, "log(1 + e ** x), computed stably", ("[0.0]", "[0.6931471824645996]")),
     ("elu", "elu", "Elu", F, "x if x > 0 else e ** x - 1", ("[1.0, 0.0]", "[1.0, 0.0]")),
-    ("gelu", "gelu", "Gelu", F, "x * Phi(x), the exact (erf) form", ("[0.0]", "[0.0]")),
     ("selu", "selu", "Selu", F, "scale * (x if x > 0 else alpha * (e ** x - 1))", ("[0.0]", "[0.0]")),
     ("floor", "floor", "Floor", F, "largest integer <= x", ("[1.5, -1.5]", "[1.0, -2.0]")),
     ("ceil", "ceil", "Ceil", F, "smallest integer >= x", ("[1.5, -1.5]", "[2.0, -1.0]")),
@@ -106,7 +107,7 @@ def _make_unary(name, kname, tf_name, allowed, formula, example):
 
 _UNARY_OPS = {_row[0]: _make_unary(*_row) for _row in _UNARY}
 (negative, abs, sign, square, sqrt, rsqrt, exp, expm1, log, log1p, sin, cos, tan, asin, acos, atan, sinh,
- cosh, tanh, asinh, acosh, atanh, sigmoid, relu, softplus, elu, gelu, selu, floor, ceil, round, reciprocal,
+ cosh, tanh, asinh, acosh, atanh, sigmoid, relu, softplus, elu, selu, floor, ceil, round, reciprocal,
  erf, erfc, logical_not, bitwise_not, is_nan, is_inf, is_finite, relu6, log_sigmoid, silu, lgamma, digamma,
  softsign,) = _UNARY_OPS.values()
 assert all(globals()[_n] is _f for _n, _f in _UNARY_OPS.items()), "the names above follow _UNARY's order"
@@ -122,6 +123,30 @@ def leaky_relu(features, alpha=0.2, name=None):
     """
     return _ew.unary("leaky_relu", _ew.UN["leaky_relu"], features, "LeakyRelu", F, float(alpha),
                      attrs={"alpha": float(alpha)})
+
+
+@register("gelu", "Gelu")
+def gelu(features, approximate=False, name=None):
+    """The Gaussian error linear unit, x * Phi(x), element-wise.
+
+    ``approximate=False``: x / 2 * erfc(-x / sqrt(2)), exact in the tails (gelu(-10.0) is
+    -7.6e-23 in float64); ``approximate=True``: TensorFlow's tanh form
+    x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3))).
+
+    >>> import tapeflow as tf
+    >>> [f"{v:.6f}" for v in tf.nn.gelu(tf.constant([-1.0, 0.0, 1.0])).numpy().tolist()]
+    ['-0.158655', '0.000000', '0.841345']
+    >>> [f"{v:.6f}" for v in tf.nn.gelu(tf.constant([-1.0, 1.0]), approximate=True).numpy().tolist()]
+    ['-0.158808', '0.841192']
+    >>> f"{float(tf.nn.gelu(tf.constant(-10.0, tf.float64))):.4g}"
+    '-7.62e-23'
+    """
+    if not isinstance(approximate, (bool, np.bool_)):
+        raise TypeError(f"approximate must be a bool, got {type(approximate).__name__} {approximate!r}; "
+                        "allowed: True or False [Op:Gelu]")
+    approximate = bool(approximate)
+    return _ew.unary("gelu", _ew.UN["gelu"], features, "Gelu", F, 1.0 if approximate else 0.0,
+                     attrs={"approximate": approximate})
 
 
 def _order(a, op):

@@ -174,16 +174,32 @@ KERNEL NAME##_##SUF(const G T *X, G TO *O, i64 n, param_t p) {                  
 
 #define SIGMOID(x) ((x) >= 0 ? 1 / (1 + exp(-(x))) : exp(x) / (1 + exp(x)))
 #define SOFTPLUS(x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
+/* gelu = x / 2 erfc(-x / sqrt 2), the argument in double-double (csrc/elementwise.c's
+ * tpf_gelu); approximate=True is TensorFlow's tanh form.  Both in double where the device
+ * has it, as on the CPU. */
+#ifdef TPF_FP64
+typedef double gelu_t;
+#else
+typedef float gelu_t;
+#endif
+DEV gelu_t v_gelu(gelu_t x) {
+    const gelu_t c = (gelu_t)0.70710678118654757, c_lo = (gelu_t)-4.8336466567264567e-17;
+    gelu_t t = -x * c;
+    gelu_t e = fma(-x, c, -t) + -x * c_lo;
+    gelu_t corr = fabs(t) < 27 ? e * (gelu_t)1.1283791670955126 * exp(-t * t) : (gelu_t)0;
+    return (gelu_t)0.5 * x * (erfc(t) - corr);
+}
+DEV gelu_t v_gelu_tanh(gelu_t x) {
+    return (gelu_t)0.5 * x * (1 + tanh((gelu_t)0.7978845608028654 * (x + (gelu_t)0.044715 * (x * x * x))));
+}
 #define SELU_A 1.6732632423543772848170429916717
 #define SELU_S 1.0507009873554804934193349852946
 
 /* float32 exp, log, tanh, sigmoid, softplus: csrc/elementwise.c's branch-free forms
  * (Cephes' coefficients, <= 2 ulp), so special values and rounding follow the CPU
  * and not the device's math library (pocl's tanh(inf) is 0.99999994). */
-DEV float v_expf(float x) {
-    const float hi = 88.7228393554688f, lo = -103.972084045410f;
-    float xc = x < hi ? x : hi;
-    xc = xc > lo ? xc : lo;
+/* e**x = p 2**n1 2**n2 (csrc/elementwise.c's tpf_vexpf_parts) */
+DEV float v_expf_parts(float xc, float *s1, float *s2) {
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = xc - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
@@ -195,7 +211,18 @@ DEV float v_expf(float x) {
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + r + 1.0f;
     i32 ni = (i32)n, n1 = ni >> 1, n2 = ni - n1;
-    float y = p * AS_F32((u32)(n1 + 127) << 23) * AS_F32((u32)(n2 + 127) << 23);
+    *s1 = AS_F32((u32)(n1 + 127) << 23);
+    *s2 = AS_F32((u32)(n2 + 127) << 23);
+    return p;
+}
+#define V_EXPF_HI 88.7228393554688f
+#define V_EXPF_LO -103.972084045410f
+DEV float v_expf(float x) {
+    const float hi = V_EXPF_HI, lo = V_EXPF_LO;
+    float xc = x < hi ? x : hi;
+    xc = xc > lo ? xc : lo;
+    float s1, s2;
+    float y = v_expf_parts(xc, &s1, &s2) * s1 * s2;
     y = x > hi ? TPF_INF : y;
     y = x < lo ? 0.0f : y;
     return x != x ? x : y;
@@ -252,7 +279,30 @@ DEV float v_tanhf(float x) {
     float sm = copysign(q * z * x + x, x);
     return a >= 0.625f ? big : sm;
 }
-DEV float v_sigmoidf(float x) { return 1.0f / (1.0f + v_expf(-x)); }
+/* sigmoid and silu from e = e**-|x|, silu's negative side scaled by 2**n last (csrc/elementwise.c) */
+DEV float v_sigmoidf(float x) {
+    float a = -fabs(x);
+    float ac = a > V_EXPF_LO ? a : V_EXPF_LO;
+    float s1, s2;
+    float e = v_expf_parts(ac, &s1, &s2) * s1 * s2;
+    e = a < V_EXPF_LO ? 0.0f : e;
+    float d = 1.0f / (1.0f + e);
+    float y = x >= 0 ? d : e * d;
+    return x != x ? x : y;
+}
+DEV float v_siluf(float x) {
+    float a = -fabs(x);
+    float ac = a > V_EXPF_LO ? a : V_EXPF_LO;
+    float s1, s2;
+    float p = v_expf_parts(ac, &s1, &s2);
+    float e = p * s1 * s2;
+    e = a < V_EXPF_LO ? 0.0f : e;
+    float d = 1.0f / (1.0f + e);
+    float neg = (x * p * d) * s1 * s2;
+    neg = x < V_EXPF_LO ? x * 0.0f : neg;
+    float y = x >= 0 ? x * d : neg;
+    return x != x ? x : y;
+}
 DEV float v_log1pf_pos(float u) {
     float w = 1.0f + u;
     float l = v_logf(w);
@@ -296,7 +346,7 @@ UN_F2(sigmoid, v_sigmoidf(x), SIGMOID(x))
 UN_F(relu, x > 0 ? x : (ISNAN(x) ? x : 0))  UN_I(relu, x > 0 ? x : 0)
 UN_F2(softplus, v_softplusf(x), SOFTPLUS(x))
 UN_F(elu, x > 0 ? x : expm1(x))
-UN_F(gelu, 0.5 * x * (1 + erf(x * 0.70710678118654752440)))
+UN_F(gelu, p != 0 ? v_gelu_tanh(x) : v_gelu(x))
 UN_F(selu, SELU_S * (x > 0 ? x : SELU_A * expm1(x)))
 UN_F(floor, floor(x))
 UN_F(ceil, ceil(x))
@@ -312,7 +362,7 @@ UN_FB(isfinite, ISFINITE(x))
 UN_F(relu6, x > 6 ? 6 : (x > 0 ? x : (ISNAN(x) ? x : 0)))
 UN_F(leaky_relu, x > 0 ? x : x * p)
 UN_F2(log_sigmoid, -v_softplusf(-x), -SOFTPLUS(-x))
-UN_F2(silu, x * v_sigmoidf(x), x * SIGMOID(x))
+UN_F2(silu, v_siluf(x), x * SIGMOID(x))
 UN_F(lgamma, lgamma(x))
 UN_F(softsign, x / (1 + fabs(x)))
 
