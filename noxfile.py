@@ -8,6 +8,7 @@
                       regular and editable
     nox -s docs       the Sphinx site, warnings as errors, examples run as tests
     nox -s cuda_compile   every CUDA kernel compiled with nvcc (where nvcc is installed)
+    nox -s sanitize   the C kernels built with AddressSanitizer + UBSan, core/autodiff/differential suites
 """
 from __future__ import annotations
 
@@ -121,3 +122,47 @@ def cuda_compile(session):
     if nvcc is None:
         session.skip("nvcc not found: the CUDA kernels are not compiled on this machine (install the CUDA toolkit)")
     session.run(sys.executable, str(ROOT / "tools" / "compile_cuda.py"), "--require-nvcc", *session.posargs)
+
+
+SANITIZE_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+
+
+@nox.session
+def sanitize(session):
+    """The C kernels under AddressSanitizer and UndefinedBehaviorSanitizer, on the CPU backend.
+
+    kernels-c is built from a fresh copy of its sources (so from a clean build folder) with
+    SANITIZE_FLAGS; the core and autodiff suites, the differential suite and the gradient
+    registry walk run with libasan preloaded.  Any finding stops the run and fails it.
+    (pocl does not load under ASan: the OpenCL leg is the tests session's.)
+    """
+    import subprocess
+
+    cc = os.environ.get("CC", "gcc")
+    libasan = subprocess.run([cc, "-print-file-name=libasan.so"], check=True, capture_output=True, text=True).stdout.strip()
+    if not os.path.isabs(libasan) or not os.path.exists(libasan):
+        session.error(f"{cc} has no libasan.so (install the compiler's sanitizer runtime, e.g. libasan8)")
+    tmp = pathlib.Path(session.create_tmp())
+    src = tmp / "kernels-c"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(ROOT / "packages" / "kernels-c", src, ignore=shutil.ignore_patterns(
+        "build", "*.so", "*.o", "__pycache__", "*.egg-info", ".build.lock", "_cpu.c", "*.tmp"))
+    session.install(str(src), env={"CFLAGS": f"{SANITIZE_FLAGS} -g", "LDFLAGS": SANITIZE_FLAGS})
+    install_packages(session, ["core", "autodiff"])
+    session.install(*TEST_DEPS)
+    no_icd = tmp / "no-opencl-vendors"   # no OpenCL platform: nothing tries to load pocl
+    no_icd.mkdir(exist_ok=True)
+    env = {
+        "LD_PRELOAD": libasan,
+        # Python's allocations live until exit by design; tests that ask for absurd sizes expect NULL back
+        "ASAN_OPTIONS": "detect_leaks=0:allocator_may_return_null=1",
+        "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+        "TAPEFLOW_DEVICE": "cpu:0",
+        "OCL_ICD_VENDORS": str(no_icd),
+    }
+    session.run("python", "-c", "import tapeflow.kernels as k; info = k.get_backend('cpu').build_info(); "
+                "print(info); assert '-fsanitize=address,undefined' in info, 'not the sanitized build'", env=env)
+    # --capture=sys: a sanitizer report goes to the real stderr (fd 2), not into a test's capture
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--capture=sys", "packages/core/tests",
+                "packages/autodiff/tests", "tests/test_ops_differential.py", "tests/test_gradients_registry.py",
+                *session.posargs, env=env)
