@@ -148,17 +148,17 @@ def test_chained_maps_and_mixed_decisions(data):
     assert (m1._vec, m2._vec, m3._vec) == (True, False, True)
 
 
-def test_tracing_keeps_an_installed_recorder_working(data):
+def test_tracing_keeps_other_subscribers_working(data):
     x, y = data
     seen = []
-    prev = hooks.recorder
-    hooks.recorder = lambda name, inputs, out, attrs: seen.append(name)
+    sub = hooks.subscribe(lambda name, inputs, out, attrs: seen.append(name))
     try:
         list(Dataset.from_tensor_slices((x, y)).map(normalize).batch(64))
         assert "real_div" in seen and "subtract" in seen
         assert hooks.recorder is not None and hooks.recorder.__name__ == "<lambda>"
     finally:
-        hooks.recorder = prev
+        sub.remove()
+    assert hooks.recorder is None
 
 
 def test_map_errors_on_the_fast_path_keep_their_traceback(data):

@@ -2,7 +2,7 @@
 
 How recording works: core calls ``hooks.recorder(op, inputs, outputs, attrs)`` after
 every primitive op and ``hooks.variable_read(var)`` when an op reads a Variable.
-Autodiff installs those two hooks only while some tape is entered (on any
+Autodiff subscribes to them (``hooks.subscribe``) only while some tape is entered (on any
 thread), so ops cost nothing extra when no tape exists.  Each thread has its own
 stack of tapes; the recorder looks only at the calling thread's.
 
@@ -48,7 +48,8 @@ class _State(threading.local):
 
 _state = _State()
 _lock = threading.Lock()
-_entered = 0  # tapes entered on any thread; the hooks are installed while > 0
+_entered = 0  # tapes entered on any thread; the tape is subscribed to core's hooks while > 0
+_subscription = None
 
 
 # ---- the two hooks (the hot path) ----------------------------------------------
@@ -93,10 +94,11 @@ def _push(tape):
         st.rec = (tape,)
     else:
         _refresh(st)
+    global _subscription
     with _lock:
         _entered += 1
-        _hooks.recorder = _record
-        _hooks.variable_read = _on_read
+        if _subscription is None:
+            _subscription = _hooks.subscribe(_record, variable_read=_on_read)
 
 
 def _pop(tape):
@@ -115,12 +117,14 @@ def _pop(tape):
     else:
         st.rec = ()
         st.mark = 0
+    global _subscription
     with _lock:
         _entered -= 1
         if _entered <= 0:
             _entered = 0
-            _hooks.recorder = None
-            _hooks.variable_read = None
+            if _subscription is not None:
+                _subscription.remove()
+                _subscription = None
 
 
 def recording() -> bool:

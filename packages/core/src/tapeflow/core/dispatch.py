@@ -3,10 +3,12 @@
 Every public op registers itself here (``@register``), so tests can walk the
 registry: a primitive op runs kernels and reports itself to the recorder; a
 composite op is Python over primitives.  Core never imports autodiff: autodiff
-installs ``hooks.recorder`` while a tape is active, and core calls it after each
-primitive as ``recorder(op_name, inputs, outputs, attrs)``.
+subscribes to ``hooks`` while a tape is active, and core calls ``hooks.recorder`` after
+each primitive as ``recorder(op_name, inputs, outputs, attrs)`` (see ``runner``).
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -58,14 +60,119 @@ def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
 
-class Hooks:
-    """Callbacks installed by upper layers; None when unused (the fast path)."""
+class Subscription:
+    """What ``hooks.subscribe`` returns: ``remove()`` ends the subscription (idempotent)."""
 
-    __slots__ = ("recorder", "variable_read")
+    __slots__ = ("recorder", "variable_read", "_hooks")
+
+    def __init__(self, hooks_, recorder, variable_read):
+        self._hooks, self.recorder, self.variable_read = hooks_, recorder, variable_read
+
+    def remove(self):
+        self._hooks._unsubscribe(self)
+
+
+class _Paused(threading.local):
+    depth = 0
+
+
+class Hooks:
+    """Who hears about primitives: recorder subscribers (tapes, tracers, the data vectorizer).
+
+    ``hooks.recorder`` is what an op calls after a primitive: None when nobody listens (the fast
+    path), the one subscriber's function, or a fan-out over several.  It is derived from the
+    subscriptions: never assign it; ``subscribe(recorder, variable_read=None)`` returns a
+    handle whose ``remove()`` unsubscribes, and ``paused()`` silences recording on this thread
+    (for a primitive built from other primitives).  ``tracing`` counts the threads tracing now.
+
+    >>> from tapeflow.core.dispatch import hooks
+    >>> import tapeflow as tf
+    >>> seen = []
+    >>> sub = hooks.subscribe(lambda op, inputs, out, attrs: seen.append(op))
+    >>> _ = tf.add(1.0, 2.0)
+    >>> sub.remove()
+    >>> _ = tf.add(1.0, 2.0)
+    >>> seen
+    ['add']
+    """
+
+    __slots__ = ("recorder", "variable_read", "tracing", "_subs", "_lock", "_paused", "_npaused")
 
     def __init__(self):
         self.recorder = None        # recorder(op_name, inputs, outputs, attrs)
         self.variable_read = None   # variable_read(variable) when an op reads a Variable
+        self.tracing = 0
+        self._subs = ()
+        self._lock = threading.Lock()
+        self._paused = _Paused()
+        self._npaused = 0
+
+    def subscribe(self, recorder, variable_read=None) -> Subscription:
+        sub = Subscription(self, recorder, variable_read)
+        with self._lock:
+            self._subs = self._subs + (sub,)
+            self._refresh()
+        return sub
+
+    def _unsubscribe(self, sub):
+        with self._lock:
+            if sub in self._subs:
+                self._subs = tuple(s for s in self._subs if s is not sub)
+                self._refresh()
+
+    def _refresh(self):
+        recs = tuple(s.recorder for s in self._subs if s.recorder is not None)
+        reads = tuple(s.variable_read for s in self._subs if s.variable_read is not None)
+        if not recs:
+            rec = None
+        elif self._npaused:
+            paused = self._paused
+
+            def rec(op, inputs, out, attrs):
+                if not paused.depth:
+                    for r in recs:
+                        r(op, inputs, out, attrs)
+        elif len(recs) == 1:
+            rec = recs[0]
+        else:
+            def rec(op, inputs, out, attrs):
+                for r in recs:
+                    r(op, inputs, out, attrs)
+        if not reads:
+            read = None
+        elif len(reads) == 1:
+            read = reads[0]
+        else:
+            def read(var):
+                for r in reads:
+                    r(var)
+        self.recorder, self.variable_read = rec, read
+
+    def paused(self):
+        """A context in which this thread's primitives are not reported (other threads' still are)."""
+        return _Pause(self)
+
+
+class _Pause:
+    __slots__ = ("_h",)
+
+    def __init__(self, h):
+        self._h = h
+
+    def __enter__(self):
+        h = self._h
+        h._paused.depth += 1
+        with h._lock:
+            h._npaused += 1
+            h._refresh()
+
+    def __exit__(self, *exc):
+        h = self._h
+        h._paused.depth -= 1
+        with h._lock:
+            h._npaused -= 1
+            h._refresh()
+        return False
 
 
 hooks = Hooks()

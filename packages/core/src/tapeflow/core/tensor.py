@@ -99,6 +99,9 @@ class Tensor:
     def _host(self) -> np.ndarray:
         arr = self._arr
         if arr is None:
+            if self._h is None:
+                raise TypeError(f"a symbolic tensor (shape {self._shape}, {self._dtype.name}) has no value while "
+                                "its graph is traced; ops on it are recorded, its value exists only when the graph runs")
             arr = self._dev.backend.to_numpy(self._h, None, self._shape, self._dtype.np)
             self._arr = arr
         return arr

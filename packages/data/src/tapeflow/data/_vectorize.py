@@ -54,44 +54,30 @@ def _elementwise_names() -> frozenset:
 
 
 ELEMENTWISE = _elementwise_names()
-_install_lock = threading.Lock()
 
 
 class _Recorder:
-    """Logs the ops of one thread and passes every op on to the previous recorder (tapes)."""
+    """Logs the ops of one thread (a subscriber of core's hooks, beside any tape)."""
 
-    __slots__ = ("active", "log", "prev", "tid")
+    __slots__ = ("log", "tid")
 
     def __init__(self):
         self.tid = threading.get_ident()
         self.log = []
-        self.prev = None
-        self.active = True
 
     def __call__(self, name, inputs, out, attrs):
-        if self.active and threading.get_ident() == self.tid:
+        if threading.get_ident() == self.tid:
             self.log.append((name, tuple(inputs), out, attrs))
-        prev = self.prev
-        if prev is not None:
-            prev(name, inputs, out, attrs)
 
 
 def traced(call, elem):
     """``call(elem)`` and the ops it ran on this thread."""
     rec = _Recorder()
-    with _install_lock:
-        rec.prev = hooks.recorder
-        hooks.recorder = rec
+    sub = hooks.subscribe(rec)
     try:
         out = call(elem)
     finally:
-        rec.active = False
-        with _install_lock:
-            if hooks.recorder is rec:
-                prev = rec.prev
-                while isinstance(prev, _Recorder) and not prev.active:  # a finished trace on another thread
-                    prev = prev.prev
-                hooks.recorder = prev
+        sub.remove()
     return out, rec.log
 
 

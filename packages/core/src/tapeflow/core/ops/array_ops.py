@@ -704,12 +704,8 @@ def tile(input, multiples, name=None):
 
 
 def _tile_unrecorded(x, mult):
-    rec = hooks.recorder
-    hooks.recorder = None
-    try:
+    with hooks.paused():
         return tile(x, mult)
-    finally:
-        hooks.recorder = rec
 
 
 def _axes_arg(axis, nd, op):

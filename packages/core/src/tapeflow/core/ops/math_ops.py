@@ -21,6 +21,7 @@ from ..dispatch import (
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
 from ..tensor import Tensor, make
 from . import _ew
 
@@ -620,38 +621,49 @@ def _red_plan(shape, axis, keepdims, tf_name):
     return plan
 
 
-def _reduce(name, code, x, axis, keepdims, tf_name, allowed):
+def _reduce_infer(x, *, axis, keepdims):
+    shape = x._shape
+    out = tuple(1 if i in axis else d for i, d in enumerate(shape)) if keepdims else \
+        tuple(d for i, d in enumerate(shape) if i not in axis)
+    return out, x._dtype
+
+
+def _reduction(name, tf_name, code, allowed):
+    """The primitive of one reduction kernel: ``attrs`` are the normalised ``axis`` tuple and ``keepdims``."""
+    @primitive(name, tf_name, infer=_reduce_infer, dtypes=allowed)
+    def impl(dev, x, *, axis, keepdims):
+        dt = x._dtype
+        _, out_shape, outer, r, inner, perm, pshape, pstrides, _ = _red_plan(x._shape, axis, keepdims, tf_name)
+        src = _cast_raw(x, _dt.float32) if dt.code <= _HALF_CODE else x
+        if perm is not None and x._size:
+            src = _strided(src, pshape, pstrides, tf_name)
+        be = dev.backend
+        sdt = src._dtype
+        h, host = be.alloc(out_shape, sdt.np)
+        check(be.reduce(code, sdt.code, src._h, h, outer, r, inner), "reduce")
+        size = 1
+        for d in out_shape:
+            size *= d
+        out = make(h, host, out_shape, sdt, dev, size)
+        return out if sdt is dt else _cast_raw(out, dt)
+    return impl
+
+
+def _reduce(prim, x, axis, keepdims):
+    """Validation (the axes against ``x``'s rank) and one call of the reduction primitive."""
     if type(x) is not Tensor:
-        x = to_tensor(x, tf_name)
-    x = scoped(x)
-    dt = x._dtype
-    if dt not in allowed:
-        raise InvalidArgumentError(f"{tf_name} does not support {dt.name}; allowed: "
-                                   f"{', '.join(d.name for d in allowed)}", tf_name)
-    _axes, out_shape, outer, r, inner, perm, pshape, pstrides, attrs = _red_plan(x._shape, axis, keepdims, tf_name)
-    src = _cast_raw(x, _dt.float32) if dt.code <= _HALF_CODE else x
-    if perm is not None and x._size:
-        src = _strided(src, pshape, pstrides, tf_name)
-    dev = x._dev
-    be = dev.backend
-    sdt = src._dtype
-    h, host = be.alloc(out_shape, sdt.np)
-    st = be.reduce(code, sdt.code, src._h, h, outer, r, inner)
-    if st:
-        kernel_failed(st, "reduce", tf_name)
-    size = 1
-    for d in out_shape:
-        size *= d
-    out = make(h, host, out_shape, sdt, dev, size)
-    if sdt is not dt:
-        out = _cast_raw(out, dt)
-    rec = hooks.recorder
-    if rec is not None:
-        rec(name, (x,), out, attrs)
-    return out
+        x = to_tensor(x, prim.tf_name)
+    return run(prim, (x,), _red_plan(x._shape, axis, keepdims, prim.tf_name)[8])
 
 
 _RED = kernels.REDUCE_CODES
+_REDUCE_SUM = _reduction("reduce_sum", "Sum", _RED["sum"], N)
+_REDUCE_PROD = _reduction("reduce_prod", "Prod", _RED["prod"], N)
+_REDUCE_MEAN = _reduction("reduce_mean", "Mean", _RED["mean"], N)
+_REDUCE_MAX = _reduction("reduce_max", "Max", _RED["max"], N + B)
+_REDUCE_MIN = _reduction("reduce_min", "Min", _RED["min"], N + B)
+_REDUCE_ANY = _reduction("reduce_any", "Any", _RED["any"], B)
+_REDUCE_ALL = _reduction("reduce_all", "All", _RED["all"], B)
 
 
 @register("reduce_sum", "Sum")
@@ -663,7 +675,7 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_sum(x).numpy(), tf.reduce_sum(x, axis=0).numpy().tolist()
     (np.int32(10), [4, 6])
     """
-    return _reduce("reduce_sum", _RED["sum"], input_tensor, axis, keepdims, "Sum", N)
+    return _reduce(_REDUCE_SUM, input_tensor, axis, keepdims)
 
 
 @register("reduce_prod", "Prod")
@@ -674,7 +686,7 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_prod(tf.constant([1.0, 2.0, 3.0])).numpy()
     np.float32(6.0)
     """
-    return _reduce("reduce_prod", _RED["prod"], input_tensor, axis, keepdims, "Prod", N)
+    return _reduce(_REDUCE_PROD, input_tensor, axis, keepdims)
 
 
 @register("reduce_mean", "Mean")
@@ -685,7 +697,7 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_mean(tf.constant([[1.0, 2.0], [3.0, 4.0]]), axis=1).numpy().tolist()
     [1.5, 3.5]
     """
-    return _reduce("reduce_mean", _RED["mean"], input_tensor, axis, keepdims, "Mean", N)
+    return _reduce(_REDUCE_MEAN, input_tensor, axis, keepdims)
 
 
 @register("reduce_max", "Max")
@@ -696,7 +708,7 @@ def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_max(tf.constant([[1, 5], [3, 2]]), axis=1).numpy().tolist()
     [5, 3]
     """
-    return _reduce("reduce_max", _RED["max"], input_tensor, axis, keepdims, "Max", N + B)
+    return _reduce(_REDUCE_MAX, input_tensor, axis, keepdims)
 
 
 @register("reduce_min", "Min")
@@ -707,7 +719,7 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_min(tf.constant([[1, 5], [3, 2]]), axis=0).numpy().tolist()
     [1, 2]
     """
-    return _reduce("reduce_min", _RED["min"], input_tensor, axis, keepdims, "Min", N + B)
+    return _reduce(_REDUCE_MIN, input_tensor, axis, keepdims)
 
 
 @register("reduce_any", "Any", nondiff="boolean output")
@@ -718,7 +730,7 @@ def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_any(tf.constant([False, True])).numpy()
     np.True_
     """
-    return _reduce("reduce_any", _RED["any"], input_tensor, axis, keepdims, "Any", B)
+    return _reduce(_REDUCE_ANY, input_tensor, axis, keepdims)
 
 
 @register("reduce_all", "All", nondiff="boolean output")
@@ -729,7 +741,7 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
     >>> tf.reduce_all(tf.constant([False, True])).numpy()
     np.False_
     """
-    return _reduce("reduce_all", _RED["all"], input_tensor, axis, keepdims, "All", B)
+    return _reduce(_REDUCE_ALL, input_tensor, axis, keepdims)
 
 
 def _float_reduce_input(x, tf_name):

@@ -55,20 +55,6 @@ def _placed(x):
     return x
 
 
-class _NoRecord:
-    """Run ops inside without reporting them to a tape (for a primitive built from other ops)."""
-
-    __slots__ = ("_rec",)
-
-    def __enter__(self):
-        self._rec = hooks.recorder
-        hooks.recorder = None
-
-    def __exit__(self, *exc):
-        hooks.recorder = self._rec
-        return False
-
-
 # ---- softmax ------------------------------------------------------------------
 
 def _softmax(name, log_, logits, axis, op):
@@ -246,7 +232,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if y._shape != x._shape:
         raise InvalidArgumentError(f"labels and logits must have the same shape, got labels {tuple(y._shape)} and "
                                    f"logits {tuple(x._shape)}", op)
-    with _NoRecord():
+    with hooks.paused():
         loss = _add(_subtract(relu(x), _multiply(x, y)), softplus(_negative(_abs(x))))
     rec = hooks.recorder
     if rec is not None:

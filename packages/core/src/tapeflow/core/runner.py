@@ -1,0 +1,242 @@
+"""The primitive runner: the one path every primitive op takes.
+
+A primitive is declared once, with what the runner needs to run it and to trace it::
+
+    @primitive("reduce_sum", "Sum", infer=_reduce_infer, dtypes=NUMERIC)
+    def _sum(dev, x, *, axis, keepdims):
+        ...   # the kernel call(s); ``check(status, "reduce")`` after each
+
+and a public op is its argument validation plus one call, ``run(SUM, (x,), {"axis": ..., ...})``.
+``run`` owns, in order: conversion of the inputs (naming the op when one cannot be converted),
+the dtype rule declared with the primitive, placement (the innermost ``tf.device`` scope, else
+the first input's device; other inputs are copied there), either the kernel (eager) or shape and
+dtype inference (tracing), kernel status to a typed error (with the primitive's ``detail`` hook
+for the message), and the report to the recorder subscribers under the primitive's name.
+
+Tracing: inside ``with tracing(graph):`` no kernel runs.  Each primitive's ``infer(*inputs,
+**attrs)`` gives its outputs' ``(shape, dtype)`` (a list of them for several outputs), the
+runner returns symbolic tensors (a Tensor with no buffer: its shape, dtype and device are
+known, its value is not) and appends a ``Node`` to the graph.  Graph functions are built on this.
+"""
+from __future__ import annotations
+
+import threading
+
+from . import devices as _device
+from . import errors
+from .dispatch import hooks, kernel_failed, to_tensor
+from .tensor import Tensor, make
+
+PRIMITIVES: dict = {}
+
+
+class Primitive:
+    """A primitive op: its kernel implementation, its shape/dtype rule and its dtype rule.
+
+    >>> from tapeflow.core.runner import PRIMITIVES
+    >>> p = PRIMITIVES["reduce_sum"]
+    >>> p.name, p.tf_name
+    ('reduce_sum', 'Sum')
+    """
+
+    __slots__ = ("name", "tf_name", "impl", "infer", "dtypes", "mask", "same_dtype", "detail", "__weakref__")
+
+    def __init__(self, name, tf_name, impl, infer, dtypes, same_dtype, detail):
+        self.name, self.tf_name, self.impl, self.infer = name, tf_name, impl, infer
+        self.dtypes, self.same_dtype, self.detail = dtypes, same_dtype, detail
+        self.mask = 0
+        for d in dtypes or ():
+            self.mask |= 1 << d.code
+
+    def __call__(self, *inputs, **attrs):
+        return run(self, inputs, attrs)
+
+    def __repr__(self):
+        return f"<primitive {self.name} ({self.tf_name})>"
+
+
+def primitive(name: str, tf_name: str, *, infer, dtypes=None, same_dtype: bool = False, detail=None):
+    """Declare the function below as primitive ``name``'s eager implementation.
+
+    ``impl(dev, *inputs, **attrs)`` runs the kernels on device ``dev`` (inputs are already there)
+    and returns a Tensor or a tuple of them. ``infer(*inputs, **attrs)`` returns ``(shape, dtype)``
+    of the output, or a list of them for several, from the inputs' shapes and dtypes alone.
+    ``dtypes`` are the dtypes the first input may have (every input's when ``same_dtype``);
+    ``detail(status, inputs, attrs)`` may return the message for a failed kernel.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import primitive, run
+    >>> from tapeflow.core.dtypes import float32
+    >>> @primitive("doc_twice", "DocTwice", infer=lambda x: (x.shape, x.dtype), dtypes=(float32,))
+    ... def _twice(dev, x):
+    ...     return tf.add(x, x)
+    >>> run(_twice, (tf.constant([1.0, 2.0]),)).numpy().tolist()
+    [2.0, 4.0]
+    >>> _ = PRIMITIVES.pop("doc_twice")
+    """
+    def deco(impl):
+        if name in PRIMITIVES:
+            raise ValueError(f"primitive {name!r} is declared twice")
+        p = PRIMITIVES[name] = Primitive(name, tf_name, impl, infer, dtypes and tuple(dtypes), same_dtype, detail)
+        return p
+
+    return deco
+
+
+class KernelStatus(Exception):
+    """Raised by ``check`` inside an implementation; the runner turns it into the typed error."""
+
+    def __init__(self, status: int, kernel: str):
+        super().__init__(status, kernel)
+        self.status, self.kernel = status, kernel
+
+
+def check(status: int, kernel: str):
+    """After a kernel call in an implementation: a non-zero status becomes the op's typed error."""
+    if status:
+        raise KernelStatus(status, kernel)
+
+
+# ---- tracing -------------------------------------------------------------------------------
+
+class Node:
+    """One traced primitive: ``outputs = primitive(*inputs, **attrs)``."""
+
+    __slots__ = ("prim", "inputs", "outputs", "attrs")
+
+    def __init__(self, prim, inputs, outputs, attrs):
+        self.prim, self.inputs, self.outputs, self.attrs = prim, inputs, outputs, attrs
+
+    def __repr__(self):
+        outs = self.outputs if isinstance(self.outputs, tuple) else (self.outputs,)
+        return f"Node({self.prim.name}: {', '.join(f'{o.dtype.name}{list(o._shape)}' for o in outs)})"
+
+
+class Graph:
+    """The nodes recorded while tracing, in order."""
+
+    def __init__(self):
+        self.nodes: list = []
+
+    def add(self, node: Node):
+        self.nodes.append(node)
+
+
+class _TraceState(threading.local):
+    graph = None
+
+
+_trace = _TraceState()
+
+
+class tracing:
+    """Run primitives in tracing mode on this thread: no kernel runs, ``graph`` gets a node per primitive.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import Graph, tracing
+    >>> g = Graph()
+    >>> x = tf.ones([2, 3])
+    >>> with tracing(g):
+    ...     y = tf.reduce_sum(x, axis=1)
+    >>> y.shape, y.dtype.name, g.nodes
+    (TensorShape([2]), 'float32', [Node(reduce_sum: float32[2])])
+    """
+
+    __slots__ = ("graph", "_prev")
+
+    def __init__(self, graph: Graph | None = None):
+        self.graph = graph if graph is not None else Graph()
+
+    def __enter__(self):
+        self._prev = _trace.graph
+        _trace.graph = self.graph
+        with _lock:
+            hooks.tracing += 1
+        return self.graph
+
+    def __exit__(self, *exc):
+        _trace.graph = self._prev
+        with _lock:
+            hooks.tracing -= 1
+        return False
+
+
+_lock = threading.Lock()
+
+
+def current_graph():
+    """The graph this thread is tracing into, or None when ops run eagerly."""
+    return _trace.graph if hooks.tracing else None
+
+
+def symbolic(shape, dtype, dev) -> Tensor:
+    """A tensor with a shape, dtype and device but no value (the output of a traced primitive)."""
+    size = None
+    if None not in shape:
+        size = 1
+        for d in shape:
+            size *= d
+    return make(None, None, tuple(shape), dtype, dev, size)
+
+
+def trace_node(prim: Primitive, inputs: tuple, attrs, graph, dev=None):
+    """Infer ``prim``'s outputs, add its node to ``graph`` and return the symbolic outputs."""
+    dev = dev or (inputs[0]._dev if inputs else _device.default_device())
+    spec = prim.infer(*inputs, **(attrs or {}))
+    if isinstance(spec, list):
+        out = tuple(symbolic(s, d, dev) for s, d in spec)
+    else:
+        out = symbolic(spec[0], spec[1], dev)
+    graph.add(Node(prim, inputs, out, attrs))
+    return out
+
+
+# ---- the runner ------------------------------------------------------------------------------
+
+def _not_allowed(prim, dt):
+    raise errors.InvalidArgumentError(
+        f"{prim.tf_name} does not support {dt.name}; allowed: {', '.join(d.name for d in prim.dtypes)}",
+        prim.tf_name)
+
+
+def _same_dtype(prim, ins):
+    dt = ins[0]._dtype
+    for i, t in enumerate(ins[1:], 1):
+        if t._dtype is not dt:
+            raise errors.InvalidArgumentError(
+                f"cannot compute {prim.tf_name} as input #{i}(zero-based) was expected to be a {dt.name} tensor "
+                f"but is a {t._dtype.name} tensor; tapeflow does not mix dtypes, use tf.cast", prim.tf_name)
+
+
+def run(prim: Primitive, inputs, attrs=None):
+    """Run primitive ``prim`` on ``inputs`` (tensors or convertible values) with ``attrs``.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import PRIMITIVES, run
+    >>> run(PRIMITIVES["reduce_sum"], ([[1, 2], [3, 4]],), {"axis": (1,), "keepdims": False}).numpy().tolist()
+    [3, 7]
+    """
+    op = prim.tf_name
+    ins = tuple(x if type(x) is Tensor else to_tensor(x, op) for x in inputs)
+    if ins:
+        dt = ins[0]._dtype
+        if prim.mask and not (prim.mask >> dt.code) & 1:
+            _not_allowed(prim, dt)
+        if prim.same_dtype:
+            _same_dtype(prim, ins)
+    stack = _device._scope.stack
+    dev = stack[-1] if stack and stack[-1] is not None else (ins[0]._dev if ins else _device.default_device())
+    if ins and (stack or any(t._dev is not dev for t in ins)):
+        ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+    if hooks.tracing and _trace.graph is not None:
+        out = trace_node(prim, ins, attrs, _trace.graph, dev)
+    else:
+        try:
+            out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
+        except KernelStatus as e:
+            detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
+            kernel_failed(e.status, e.kernel, op, detail or "")
+    rec = hooks.recorder
+    if rec is not None:
+        rec(prim.name, ins, out, attrs or None)
+    return out
