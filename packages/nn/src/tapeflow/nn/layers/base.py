@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import threading
 
 import numpy as np
 
@@ -39,8 +40,17 @@ from .. import regularizers as _reg
 # every layer are then rebuilt on next use, so reading ``model.trainable_variables`` in a
 # training loop costs a comparison.
 _VERSION = [0]
-# the ``training`` flag of the innermost layer call, inherited by nested layers called without one
-_TRAINING = [None]
+
+
+class _Training(threading.local):
+    """The ``training`` flag of this thread's innermost layer call, inherited by nested layers
+    called without one (per thread, as tapes are: two threads running one model apart do not
+    see each other's flag)."""
+
+    flag = None
+
+
+_TRAINING = _Training()
 _NAME_COUNTS: dict = {}
 # checkpoint restores waiting for variables that do not exist yet (see tapeflow.nn.checkpoint)
 _PENDING_RESTORES: list = []
@@ -573,7 +583,7 @@ class Layer:
                                 f"passed an input mask; allowed: an unmasked input, or a layer that supports "
                                 "masking (Dense, Activation, Dropout, BatchNormalization, LayerNormalization, LSTM, "
                                 "GRU, GlobalAveragePooling1D, ...)")
-        outer = _TRAINING[0]
+        outer = _TRAINING.flag
         training = kwargs.pop("training", None) if kwargs else None
         if training is None:
             training = outer
@@ -584,11 +594,11 @@ class Layer:
         if training is outer:  # nothing to pass down that nested layers do not already see
             out = self.call(x, *rest, **kwargs)
         else:
-            _TRAINING[0] = training
+            _TRAINING.flag = training
             try:
                 out = self.call(x, *rest, **kwargs)
             finally:
-                _TRAINING[0] = outer
+                _TRAINING.flag = outer
         if masks and not self._mask_transparent:
             _attach(out, self.compute_mask(x, mask))
         if type(out) is Tensor:
