@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 from tapeflow.core import dispatch as _dispatch
+from tapeflow.core import ops as _core_ops
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor, convert_to_tensor
 from tapeflow.core.variables import Variable
@@ -610,18 +611,6 @@ def _nondiff(op) -> bool:
     return hit
 
 
-_OPS = None
-
-
-def _ops():
-    global _OPS
-    if _OPS is None:
-        from tapeflow.core import ops
-
-        _OPS = ops
-    return _OPS
-
-
 _ones_cache: dict = {}
 
 
@@ -630,7 +619,7 @@ def _ones(t):
     key = (t._shape, t._dtype, t._dev)
     hit = _ones_cache.get(key)
     if hit is None:
-        hit = _ops().ones_like(t)
+        hit = _core_ops.ones_like(t)
         if t._size <= 4096:
             if len(_ones_cache) >= 256:
                 _ones_cache.clear()
@@ -639,16 +628,16 @@ def _ones(t):
 
 
 def _add(a, b):
-    return _ops().add(a, b)
+    return _core_ops.add(a, b)
 
 
 def _zeros_like(t):
-    return _ops().zeros_like(t)
+    return _core_ops.zeros_like(t)
 
 
 def _unbroadcast(g, shape, op):
     """Sum a broadcast gradient back to ``shape`` (or broadcast a smaller one up to it)."""
-    ops = _ops()
+    ops = _core_ops
     gs = g._shape
     lead = len(gs) - len(shape)
     if lead >= 0:
@@ -760,7 +749,7 @@ def _zeros_for(s):
 
 def _assemble(rows, tshape, sshape, dtype, mode, n):
     """Stack per-target-element gradients into a (target.shape + source.shape) Jacobian."""
-    ops = _ops()
+    ops = _core_ops
     if n == 0 or all(r is None for r in rows):
         if n and mode == "none":
             return None
@@ -776,7 +765,7 @@ def _assemble(rows, tshape, sshape, dtype, mode, n):
 
 
 def _assemble_batch(rows, tshape, sshape, dtype, mode, m):
-    ops = _ops()
+    ops = _core_ops
     b = tshape[0]
     full = (b,) + tuple(tshape[1:]) + tuple(sshape[1:])
     if m == 0 or all(r is None for r in rows):

@@ -16,7 +16,7 @@ import math
 
 from tapeflow.core import dtypes as _dt
 
-from . import _ops as K
+import tapeflow.core as K
 
 
 def _random():

@@ -15,7 +15,7 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 
 from . import _masks
-from . import _ops as K
+import tapeflow.core as K
 
 EPSILON = 1e-7
 

@@ -17,7 +17,8 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
-from . import _ops as K
+import tapeflow.core as K
+from tapeflow.autodiff import pause_all
 from . import losses as _losses
 
 
@@ -103,7 +104,7 @@ class Metric:
         raise TypeError(f"{type(self).__name__} must define result")
 
     def __call__(self, *args, **kwargs):
-        with K.no_record():
+        with pause_all():
             self.update_state(*args, **kwargs)
             return self.result()
 

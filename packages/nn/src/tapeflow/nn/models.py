@@ -21,7 +21,8 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
-from . import _ops as K
+import tapeflow.core as K
+from tapeflow.autodiff import pause_all
 from . import callbacks as _cb
 from . import losses as _losses
 from . import metrics as _metrics
@@ -79,7 +80,7 @@ class Model(Layer):
             self.__dict__["built"] = True
             return
         shape = tuple(1 if d is None else int(d) for d in input_shape)
-        with K.no_record():
+        with pause_all():
             self(K.zeros(shape, self.dtype))
         self.__dict__["built"] = True
         self.__dict__["_in_shape"] = tuple(input_shape)
@@ -204,7 +205,7 @@ class Model(Layer):
         return loss
 
     def _update_metrics(self, loss, y, y_pred, sample_weight, batch_size):
-        with K.no_record():
+        with pause_all():
             self._loss_tracker.update_state(loss, sample_weight=batch_size)
             for m in self.compiled_metrics:
                 m.update_state(y, y_pred, sample_weight=sample_weight)
@@ -233,7 +234,7 @@ class Model(Layer):
     def test_step(self, data):
         """Loss and metrics on a batch without training; returns the metrics."""
         x, y, sw = unpack(data)
-        with K.no_record():
+        with pause_all():
             y_pred = self(x, training=False)
             loss = self.compute_loss(x, y, y_pred, sw)
         self._update_metrics(loss, y, y_pred, sw, _batch_size(x))
@@ -241,7 +242,7 @@ class Model(Layer):
 
     def predict_step(self, data):
         x, _, _ = unpack(data)
-        with K.no_record():
+        with pause_all():
             return self(x, training=False)
 
     # -- loops ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-from . import _ops as K
+import tapeflow.core as K
 
 
 class Regularizer:

@@ -31,7 +31,7 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
-from . import _ops as K
+import tapeflow.core as K
 
 _DEFAULT = []   # stack of default writers
 _STEP = [None]  # tf.summary.experimental.set_step

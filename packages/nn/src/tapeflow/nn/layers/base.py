@@ -30,7 +30,7 @@ from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tenso
 from tapeflow.core.variables import Variable
 
 from .. import _args as _A
-from .. import _ops as K
+import tapeflow.core as K
 from .. import initializers as _init
 from .._masks import _MASKS, get_mask as _get_mask, set_mask as _set_mask
 from .. import regularizers as _reg

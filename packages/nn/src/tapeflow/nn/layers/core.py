@@ -4,7 +4,7 @@ from __future__ import annotations
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
-from .. import _ops as K
+import tapeflow.core as K
 from .. import activations as _act
 from .. import initializers as _init
 from .base import InputSpec, Layer, _TRAINING  # noqa: F401

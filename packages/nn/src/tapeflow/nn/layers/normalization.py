@@ -4,7 +4,8 @@ from __future__ import annotations
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
-from .. import _ops as K
+import tapeflow.core as K
+from tapeflow.autodiff import pause_all
 from .. import initializers as _init
 from .base import InputSpec, Layer
 
@@ -98,7 +99,7 @@ class BatchNormalization(Layer):
             else:
                 mean, var = self._masked_moments(inputs, mask, keepdims=bshape is not None)
             m = self.momentum
-            with K.no_record():
+            with pause_all():
                 mm, mv = K.stop_gradient(mean), K.stop_gradient(var)
                 if bshape is not None and len(self.moving_mean.shape) != rank:
                     mm, mv = K.reshape(mm, self.moving_mean.shape), K.reshape(mv, self.moving_mean.shape)

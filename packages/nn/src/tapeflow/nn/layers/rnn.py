@@ -9,7 +9,7 @@ and a handful of element-wise ops.
 from __future__ import annotations
 
 from .. import _args as A
-from .. import _ops as K
+import tapeflow.core as K
 from .. import activations as _act
 from .. import initializers as _init
 from tapeflow.core.errors import InvalidArgumentError

@@ -20,7 +20,8 @@ from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
 from .. import _args as A
-from .. import _ops as K
+import tapeflow.core as K
+from tapeflow.autodiff import pause_all
 from ..layers import base as _base
 from . import schedules  # noqa: F401
 from .schedules import LearningRateSchedule
@@ -172,7 +173,7 @@ class Optimizer:
                                        f"{[v.name for _, v in pairs][:10]}; allowed: at least one gradient "
                                        "(is the loss connected to the variables?)", "ApplyGradients")
         pairs = [(g, v) for g, v in pairs if g is not None]
-        with K.no_record():
+        with pause_all():
             if pairs:
                 for _, v in pairs:
                     if not isinstance(v, Variable):
