@@ -131,35 +131,6 @@ def _bad_values(op, name, param, valid):
 
 CASES = [(op, name, param) for op in sorted(REGISTRY) for name, param in _walked_params(op)]
 
-# Known gaps in files this suite's author does not own (issue 10, item 12): each is walked and expected to
-# fail (strict: fixing one makes its case XPASS and fail here -- then delete its entry).
-_CONV = ("conv_ops.py: _pair/conv1d's argument parsing int()s each entry, so '1' and 1.5 pass; "
-         "use dispatch.int_arg/int_list there")
-_LINALG = "linalg_ops.py: {} is range-checked only as a Python int; use dispatch.int_arg there"
-KNOWN = {
-    **{(op, p): _CONV for op, p in [
-        ("avg_pool2d", "ksize"), ("avg_pool2d", "strides"), ("avg_pool_grad", "orig_input_shape"),
-        ("avg_pool_grad", "ksize"), ("conv1d", "stride"), ("conv1d", "dilations"), ("conv2d", "strides"),
-        ("conv2d", "dilations"), ("conv2d_backprop_filter", "strides"), ("conv2d_backprop_filter", "dilations"),
-        ("conv2d_backprop_input", "strides"), ("conv2d_backprop_input", "dilations"),
-        ("conv2d_transpose", "strides"), ("conv2d_transpose", "dilations"), ("depthwise_conv2d", "strides"),
-        ("depthwise_conv2d", "dilations"), ("depthwise_conv2d_backprop_filter", "strides"),
-        ("depthwise_conv2d_backprop_filter", "dilations"), ("depthwise_conv2d_backprop_input", "strides"),
-        ("depthwise_conv2d_backprop_input", "dilations"), ("max_pool2d", "ksize"), ("max_pool2d", "strides"),
-        ("max_pool_grad", "ksize"), ("max_pool_grad_grad", "ksize")]},
-    ("band_part", "num_lower"): _LINALG.format("band_part's num_lower (2**64 reaches GreaterEqual)"),
-    ("band_part", "num_upper"): _LINALG.format("band_part's num_upper (2**64 reaches LessEqual)"),
-    ("diag", "k"): _LINALG.format("diag's k (2**64 reaches Fill)"),
-    ("diag", "num_rows"): _LINALG.format("diag's num_rows (int() of a list, None accepted)"),
-}
-
-
-def _case(op, name, param):
-    known = KNOWN.get((op, name))
-    marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=known)] if known else []
-    return pytest.param(op, name, param, id=f"{op}-{name}", marks=marks)
-
-
 def test_every_int_or_dtype_parameter_is_walked():
     missing = [f"{op}({name})" for op, name, _ in CASES if _valid_call(op) is None]
     assert not missing, (f"ops taking an int/int-list/dtype argument that the bad-input walk cannot call: {missing}. "
@@ -175,12 +146,7 @@ def test_the_valid_calls_run():
             REGISTRY[op].fn(**call)
 
 
-def test_known_gaps_name_walked_parameters():
-    stale = sorted(set(KNOWN) - {(op, name) for op, name, _ in CASES})
-    assert not stale, f"KNOWN entries for parameters the walk no longer has: {stale}; delete them"
-
-
-@pytest.mark.parametrize("op,name,param", [_case(*c) for c in CASES])
+@pytest.mark.parametrize("op,name,param", CASES, ids=[f"{op}-{name}" for op, name, _ in CASES])
 def test_wrong_python_types_raise_typed_errors_naming_the_op(op, name, param):
     call = _valid_call(op)
     assert call is not None, "see test_every_int_or_dtype_parameter_is_walked"

@@ -373,3 +373,17 @@ def test_kernels_reject_geometry_whose_products_overflow_with_a_status():
     assert be.max_pool2d(tf.float32.code, g, ptr(np.arange(9, dtype=np.float32).reshape(1, 3, 3, 1)),
                          ptr(out)) == kernels.OK
     assert (out == 8).all()
+
+
+def test_float_or_str_attributes_are_type_errors_even_after_an_equal_int_ran():
+    """1.0 == 1 and True == 1 hash alike: a float must not reuse the geometry cached for an int."""
+    x, w = tf.ones([1, 5, 5, 2]), tf.ones([3, 3, 2, 2])
+    tf.conv2d(x, w, 1, "SAME", dilations=[1, 1])
+    tf.max_pool2d(x, 2, [1, 1], "VALID")
+    for call in (lambda: tf.conv2d(x, w, 1.0, "SAME", dilations=[1, 1]),
+                 lambda: tf.conv2d(x, w, 1, "SAME", dilations=[1.0, 1.0]),
+                 lambda: tf.max_pool2d(x, 2.0, [1, 1], "VALID"),
+                 lambda: tf.max_pool2d(x, 2, ["1", "1"], "VALID"),
+                 lambda: tf.conv1d(tf.ones([1, 5, 2]), tf.ones([3, 2, 2]), 1.0, "SAME")):
+        with pytest.raises(TypeError, match=r"must be (an integer|a list of integers).*\[Op:(Conv2D|MaxPool|Conv1D)\]"):
+            call()

@@ -15,11 +15,17 @@ again.  float16 and bfloat16 compute in float32.
 """
 from __future__ import annotations
 
-import numbers
-
 from .. import devices as _devices
 from .. import dtypes as _dt
-from ..dispatch import hooks, kernel_failed, on_device, register, run_device, to_tensor
+from ..dispatch import (
+    hooks,
+    int_list,
+    kernel_failed,
+    on_device,
+    register,
+    run_device,
+    to_tensor,
+)
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, make
 from .array_ops import reshape
@@ -56,32 +62,23 @@ _ATTR_MAX = 2**31 - 1
 
 def _pair(v, what: str, op: str) -> tuple:
     """An int or a list of 1, 2 or 4 ints ([1, h, w, 1]) as (h, w), each >= 1."""
-    if isinstance(v, Tensor):
-        v = v.numpy().tolist()
-    orig = v
-    if isinstance(v, numbers.Integral):
-        hw = (int(v), int(v))
+    vals = int_list(v, op, what)
+    if len(vals) == 1:
+        hw = (vals[0], vals[0])
+    elif len(vals) == 2:
+        hw = vals
+    elif len(vals) == 4:
+        if vals[0] != 1 or vals[3] != 1:
+            raise InvalidArgumentError(
+                f"{what} = {list(vals)} moves along the batch or channel axis; allowed: [1, h, w, 1] (NHWC)", op)
+        hw = (vals[1], vals[2])
     else:
-        try:
-            vals = [int(e) for e in v]
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"{what} must be an int or a list of 1, 2 or 4 ints, got {v!r}", op) from None
-        if len(vals) == 1:
-            hw = (vals[0], vals[0])
-        elif len(vals) == 2:
-            hw = (vals[0], vals[1])
-        elif len(vals) == 4:
-            if vals[0] != 1 or vals[3] != 1:
-                raise InvalidArgumentError(
-                    f"{what} = {vals} moves along the batch or channel axis; allowed: [1, h, w, 1] (NHWC)", op)
-            hw = (vals[1], vals[2])
-        else:
-            raise InvalidArgumentError(f"{what} must be an int or a list of 1, 2 or 4 ints, got {vals} "
-                                       f"({len(vals)} values)", op)
+        raise InvalidArgumentError(f"{what} must be an int or a list of 1, 2 or 4 ints, got {list(vals)} "
+                                   f"({len(vals)} values)", op)
     if hw[0] < 1 or hw[1] < 1:
-        raise InvalidArgumentError(f"{what} must be positive, got {orig!r}; allowed: >= 1", op)
+        raise InvalidArgumentError(f"{what} must be positive, got {v!r}; allowed: >= 1", op)
     if hw[0] > _ATTR_MAX or hw[1] > _ATTR_MAX:
-        raise InvalidArgumentError(f"{what} = {orig!r} is out of range; allowed: 1 <= {what} <= {_ATTR_MAX} "
+        raise InvalidArgumentError(f"{what} = {v!r} is out of range; allowed: 1 <= {what} <= {_ATTR_MAX} "
                                    "(an int32, as in TensorFlow)", op)
     return hw
 
@@ -101,8 +98,8 @@ def _padding(padding, op: str, explicit: bool = True):
     if isinstance(padding, Tensor):
         padding = padding.numpy().tolist()
     try:
-        pairs = [tuple(int(e) for e in p) for p in padding]
-    except (TypeError, ValueError):
+        pairs = [int_list(p, op, "padding", scalar_ok=False) for p in padding]
+    except TypeError:
         pairs = None
     if pairs is None or len(pairs) not in (2, 4) or any(len(p) != 2 for p in pairs):
         raise InvalidArgumentError(
@@ -157,22 +154,30 @@ def _floats(x: Tensor, w: Tensor, names: tuple, op: str):
 
 
 def _sizes(v, what: str, op: str) -> tuple:
-    if isinstance(v, Tensor):
-        v = v.numpy().tolist()
-    try:
-        out = tuple(int(e) for e in v)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{what} must be a list of 4 ints, got {v!r}", op) from None
+    out = int_list(v, op, what, scalar_ok=False)
     if len(out) != 4 or min(out) < 0:
         raise InvalidArgumentError(f"{what} must be 4 non-negative ints, got {list(out)}", op)
     return out
 
 
 def _k(v):
-    """A strides/ksize/dilations/padding argument in hashable form (lists as tuples)."""
-    if type(v) is list:
-        return tuple([tuple(e) if type(e) is list else e for e in v])
-    return v
+    """A strides/ksize/dilations/padding argument as a cache key: ints, strs and (nested) lists of ints
+    only, so that 1.0 or True never hits the plan of 1 (anything else is unhashable: not cached)."""
+    t = type(v)
+    if t is int or t is str:
+        return v
+    if t is list or t is tuple:
+        out = []
+        for e in v:
+            te = type(e)
+            if te is int:
+                out.append(e)
+            elif (te is list or te is tuple) and all(type(i) is int for i in e):
+                out.append(tuple(e))
+            else:
+                return [v]
+        return tuple(out)
+    return [v]
 
 
 # ---- running kernels --------------------------------------------------------
@@ -407,15 +412,11 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
                                    f"got shape {tuple(w._shape)}", op)
 
     def one(v, what):
-        if isinstance(v, Tensor):
-            v = v.numpy().tolist()
-        if isinstance(v, numbers.Integral):
-            return (1, int(v))
-        vals = list(v) if isinstance(v, (list, tuple)) else v
-        if isinstance(vals, list) and len(vals) == 1:
-            return (1, int(vals[0]))
-        if isinstance(vals, list) and len(vals) == 3 and vals[0] == vals[2] == 1:
-            return (1, int(vals[1]))
+        vals = int_list(v, op, what)
+        if len(vals) == 1:
+            return (1, vals[0])
+        if len(vals) == 3 and vals[0] == vals[2] == 1:
+            return (1, vals[1])
         raise InvalidArgumentError(f"{what} must be an int or a list of 1 or 3 ints ([1, w, 1]), got {v!r}", op)
 
     pad = padding

@@ -14,6 +14,7 @@ from .. import dtypes as _dt
 from ..dispatch import (
     alloc,
     hooks,
+    int_arg,
     kernel_failed,
     normalize_axes,
     normalize_axis,
@@ -72,9 +73,7 @@ def _diag_len(m, n, k):
 
 
 def _check_k(k, m, n, op):
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise InvalidArgumentError(f"k = {k!r}; allowed: an integer diagonal offset", op)
-    k = int(k)
+    k = int_arg(k, op, "k")
     if k != 0 and not -m < k < n:
         raise InvalidArgumentError(f"diagonal offset k = {k} is out of range for {m}x{n} matrices; allowed: "
                                    f"[{min(-m + 1, 0)}, {max(n - 1, 0)}]", op)
@@ -128,15 +127,15 @@ def diag(diagonal, k=0, num_rows=-1, num_cols=-1, padding_value=0, name=None):
     d = diagonal if type(diagonal) is Tensor else to_tensor(diagonal, "MatrixDiagV3")
     if not d._shape:
         raise InvalidArgumentError("diagonal has shape (); allowed: rank >= 1", "MatrixDiagV3")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise InvalidArgumentError(f"k = {k!r}; allowed: an integer diagonal offset", "MatrixDiagV3")
-    k = int(k)
+    k = int_arg(k, "MatrixDiagV3", "k")
+    num_rows = int_arg(num_rows, "MatrixDiagV3", "num_rows")
+    num_cols = int_arg(num_cols, "MatrixDiagV3", "num_cols")
     *batch, L = d._shape
-    if num_rows in (-1, None) and num_cols in (-1, None):
+    if num_rows == -1 and num_cols == -1:
         rows = cols = L + (k if k >= 0 else -k)
     else:   # the unspecified side is the smallest that fits
-        rows = L + max(-k, 0) if num_rows in (-1, None) else int(num_rows)
-        cols = L + max(k, 0) if num_cols in (-1, None) else int(num_cols)
+        rows = L + max(-k, 0) if num_rows == -1 else num_rows
+        cols = L + max(k, 0) if num_cols == -1 else num_cols
     if rows < 0 or cols < 0 or _diag_len(rows, cols, k) != L or (L and not -rows < k < cols):
         raise InvalidArgumentError(
             f"a diagonal of length {L} at offset k = {k} does not fit {rows}x{cols} matrices; allowed: "
@@ -463,8 +462,9 @@ def band_part(input, num_lower, num_upper, name=None):
 
     op = "MatrixBandPart"
     x = _matrix(input, op)
+    num_lower, num_upper = int_arg(num_lower, op, "num_lower"), int_arg(num_upper, op, "num_upper")
     for what, v in (("num_lower", num_lower), ("num_upper", num_upper)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < -1:
+        if v < -1:
             raise InvalidArgumentError(f"{what} = {v!r}; allowed: an integer >= -1 (-1 keeps everything)", op)
     m, n = x._shape[-2:]
     with _device.device(x._dev):
