@@ -274,6 +274,25 @@ def _type_error(msg: str, op: str):
     return TypeError(f"{msg} [Op:{op}]" if op else msg)
 
 
+def static_value(v, op: str, what: str):
+    """``v`` itself, or for a tensor its value (a NumPy array): for an argument an op needs on the host at
+    call time (a shape or size given as a tensor, a seed, an index checked before the kernel).
+
+    A symbolic tensor (one made while a graph is traced) has no value yet: a ``TypeError`` naming the op.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.dispatch import static_value
+    >>> static_value(tf.constant([2, 3]), "Reshape", "shape").tolist(), static_value([2, 3], "Reshape", "shape")
+    ([2, 3], [2, 3])
+    """
+    if isinstance(v, Tensor):
+        if v._h is None and v._arr is None:
+            raise _type_error(f"{what} needs a static value while tracing, got a symbolic {v._dtype.name} tensor "
+                              f"of shape {tuple(v._shape)}; allowed: a Python value or an eager tensor", op)
+        return v._host()
+    return v
+
+
 def int_arg(v, op: str, what: str) -> int:
     """A Python int from an int (bool included), NumPy integer or 0-d integer tensor.
 
@@ -291,7 +310,7 @@ def int_arg(v, op: str, what: str) -> int:
         if isinstance(v, (int, np.integer)):
             v = int(v)
         elif isinstance(v, (Tensor, np.ndarray)) or hasattr(v, "_as_tensor"):
-            arr = np.asarray(v)
+            arr = np.asarray(static_value(v, op, what))
             if arr.dtype.kind not in "iu":
                 raise errors.InvalidArgumentError(f"{what} is a {_np_name(arr)} tensor; allowed: {_INT_ALLOWED}", op)
             if arr.ndim:
@@ -342,7 +361,7 @@ def int_list(v, op: str, what: str, scalar_ok: bool = True) -> tuple:
             out.append(int_arg(d, op, f"{what}[{i}]"))
         return tuple(out)
     if isinstance(v, (Tensor, np.ndarray)) or hasattr(v, "_as_tensor"):
-        arr = np.asarray(v)
+        arr = np.asarray(static_value(v, op, what))
         if arr.dtype.kind not in "iu":
             raise errors.InvalidArgumentError(f"{what} is a {_np_name(arr)} tensor; allowed: {_LIST_ALLOWED}", op)
         if arr.ndim > 1 or (arr.ndim == 0 and not scalar_ok):
