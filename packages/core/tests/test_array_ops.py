@@ -13,13 +13,6 @@ import tapeflow as tf
 InvalidArgumentError = tf.errors.InvalidArgumentError
 
 
-@pytest.fixture
-def rng(request):
-    import zlib
-
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
-
-
 def _raises(fn, op, *fragments):
     """``fn()`` raises InvalidArgumentError ending with [Op:op] and containing every fragment."""
     with pytest.raises(InvalidArgumentError) as info:
@@ -266,7 +259,8 @@ def test_large_inputs_take_the_parallel_paths_correctly(rng):
     np.testing.assert_array_equal(tf.concat([t, t[:, :3]], 1).numpy(), np.concatenate([a, a[:, :3]], 1))
     for got, want in zip(tf.split(t, [10, 54], 1), np.split(a, [10], 1)):
         np.testing.assert_array_equal(got.numpy(), want)
-    np.testing.assert_array_equal(tf.pad(t, [[2, 3], [1, 4]], "REFLECT").numpy(), np.pad(a, [[2, 3], [1, 4]], "reflect"))
+    np.testing.assert_array_equal(tf.pad(t, [[2, 3], [1, 4]], "REFLECT").numpy(),
+                                  np.pad(a, [[2, 3], [1, 4]], "reflect"))
     np.testing.assert_array_equal(tf.where(t > 0.5).numpy(), np.argwhere(a > 0.5))
     np.testing.assert_array_equal(tf.where(t > 0, t, -t).numpy(), np.abs(a))
     np.testing.assert_array_equal(tf.sort(t, axis=-1).numpy(), np.sort(a, -1))
@@ -393,40 +387,6 @@ def test_getitem_advanced_follows_numpy(rng):
     np.testing.assert_array_equal(t[tf.constant([2, 0], tf.int64)].numpy(), a[[2, 0]])
     np.testing.assert_array_equal(t[tf.constant([-1, 0])].numpy(), a[[-1, 0]])
     assert t[[]].shape == (0, 4, 5)
-
-
-def test_gradients_through_indexing_and_gather():
-    w = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3))
-    with tf.GradientTape() as tape:
-        rows = tf.gather(w, [1, 1, 3])       # repeated rows: their gradients add up
-        picked = w[w > 8.0]                  # boolean mask
-        head = w[:2, ::2]                    # basic slice
-    g = tape.gradient([rows, picked, head], w)
-    want = np.zeros((4, 3), np.float32)
-    want[1] += 2
-    want[3] += 1
-    want[w.numpy() > 8.0] += 1
-    want[:2, ::2] += 1
-    np.testing.assert_array_equal(g.numpy(), want)
-
-
-def test_gradient_of_top_k_and_sort_route_to_the_chosen_entries():
-    x = tf.Variable([3.0, 1.0, 2.0])
-    with tf.GradientTape(persistent=True) as tape:
-        v, _ = tf.math.top_k(x, 2)
-        s = tf.sort(x)
-    assert tape.gradient(v, x).numpy().tolist() == [1.0, 0.0, 1.0]
-    g = tape.gradient(s, x, output_gradients=tf.constant([10.0, 20.0, 30.0]))
-    assert g.numpy().tolist() == [30.0, 10.0, 20.0]
-
-
-def test_split_and_unstack_gradients_fill_unused_outputs_with_zeros():
-    x = tf.Variable(np.ones((2, 4), np.float32))
-    with tf.GradientTape(persistent=True) as tape:
-        _, b = tf.split(x, 2, axis=1)
-        rows = tf.unstack(x)
-    assert tape.gradient(b, x).numpy().tolist() == [[0, 0, 1, 1], [0, 0, 1, 1]]
-    assert tape.gradient(rows[1], x).numpy().tolist() == [[0, 0, 0, 0], [1, 1, 1, 1]]
 
 
 def test_ops_accept_variables_lists_and_device_scopes():

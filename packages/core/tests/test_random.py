@@ -8,6 +8,7 @@ import pytest
 
 import tapeflow as tf
 from tapeflow.core.ops import random_ops
+from tapeflow.core.testing import raises_invalid_argument as _raises
 
 
 @pytest.fixture(autouse=True)
@@ -301,11 +302,6 @@ def test_empty_and_scalar_shapes():
 
 
 # ---- bad input ---------------------------------------------------------------------
-
-def _raises(match, fn, *args, **kwargs):
-    with pytest.raises(tf.errors.InvalidArgumentError, match=match):
-        fn(*args, **kwargs)
-
 
 def test_bad_shapes_and_dtypes():
     _raises(r"shape must be a list of non-negative ints, got \[2, -1\] \[Op:RandomUniform\]",

@@ -1,17 +1,12 @@
 import os
 import sys
-import zlib
 
-import numpy as np
 import pytest
 
+# the shared fixtures (tapeflow/core/testing.py says why they are imported here)
+from tapeflow.core.testing import rng  # noqa: F401
+
 sys.path.insert(0, os.path.dirname(__file__))  # for nn_testutil
-
-
-@pytest.fixture
-def rng(request):
-    # a seed per test, stable across runs, so a failure reproduces
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,6 @@
 """compile / fit / evaluate / predict, the progress bar and the callbacks."""
 import io
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -54,36 +53,6 @@ def test_fit_arrays_learns_and_reports_history(rng):
     assert isinstance(pred, np.ndarray) and pred.shape == (256, 3)
     assert (pred.argmax(1) == y).mean() == pytest.approx(acc, abs=1e-6)
     assert model.optimizer.iterations.numpy() == 8 * 6  # 192 training examples / 32
-
-
-def test_fit_on_a_tapeflow_dataset(rng):
-    x, y = _blobs(rng)
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(256, seed=1).batch(32)
-    val = tf.data.Dataset.from_tensor_slices((x[:64], y[:64])).batch(64)
-    model = _compile(_classifier())
-    out = io.StringIO()
-    old, sys.stdout = sys.stdout, out
-    try:
-        h = model.fit(ds, epochs=5, validation_data=val)
-    finally:
-        sys.stdout = old
-    text = out.getvalue()
-    # the progress bar: epoch header, steps, time per step, loss and metrics
-    assert "Epoch 1/5" in text and "Epoch 5/5" in text
-    last = [line for line in text.splitlines() if line.startswith("8/8")][-1]
-    assert "[==============================]" in last and "/step" in last
-    assert "loss: " in last and "accuracy: " in last and "val_loss: " in last
-    assert h.history["accuracy"][-1] > 0.95
-    assert model.evaluate(ds, verbose=0)[1] > 0.95
-    assert model.predict(ds.map(lambda a, b: a), verbose=0).shape == (256, 3)
-
-
-def test_fit_with_steps_per_epoch_on_a_repeated_dataset(rng):
-    x, y = _blobs(rng, 64)
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16).repeat()
-    model = _compile(_classifier())
-    model.fit(ds, epochs=3, steps_per_epoch=5, verbose=0)
-    assert int(model.optimizer.iterations) == 15
 
 
 def test_progress_bar_on_a_terminal_redraws_in_place():

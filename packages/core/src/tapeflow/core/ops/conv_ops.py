@@ -15,21 +15,13 @@ again.  float16 and bfloat16 compute in float32.
 """
 from __future__ import annotations
 
-from .. import devices as _devices
 from .. import dtypes as _dt
-from ..dispatch import (
-    hooks,
-    int_list,
-    kernel_failed,
-    on_device,
-    register,
-    run_device,
-    to_tensor,
-)
+from ..dispatch import int_list, register, to_tensor
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
 from ..tensor import Tensor, make
 from .array_ops import reshape
-from .math_ops import cast
+from .math_ops import _cast_raw
 
 __all__ = [
     "avg_pool2d",
@@ -48,7 +40,6 @@ __all__ = [
 ]
 
 F32, F16, BF16 = _dt.float32, _dt.float16, _dt.bfloat16
-_scope = _devices._scope
 _ALLOWED = _dt.FLOATS
 _ALLOWED_CODES = frozenset(d.code for d in _ALLOWED)
 
@@ -180,35 +171,32 @@ def _k(v):
     return [v]
 
 
-# ---- running kernels --------------------------------------------------------
+# ---- plans and kernels --------------------------------------------------------
 
-def _device2(a: Tensor, b: Tensor):
-    if a._dev is b._dev and not _scope.stack:
-        return a, b, a._dev
-    dev = run_device(a, b)
-    return on_device(a, dev), on_device(b, dev), dev
-
-
-def _run(name: str, op: str, geom, shape: tuple, size: int, dtype, dev, *ins) -> Tensor:
-    """Allocate a ``shape`` output and run kernel ``name(dtype, geom, *ins, out)``
-    (float16/bfloat16 in float32)."""
+def _run(kernel: str, geom, shape: tuple, size: int, dtype, dev, *ins) -> Tensor:
+    """Allocate a ``shape`` output and run ``kernel(dtype, geom, *ins, out)`` (float16/bfloat16 in float32)."""
     if dtype is F16 or dtype is BF16:
-        return cast(_run(name, op, geom, shape, size, F32, dev, *[cast(t, F32) for t in ins]), dtype)
+        return _cast_raw(_run(kernel, geom, shape, size, F32, dev, *[_cast_raw(t, F32) for t in ins]), dtype)
     h, host = dev.backend.alloc(shape, dtype.np)
-    st = getattr(dev.backend, name)(dtype.code, geom, *[t._h for t in ins], h)
-    if st:
-        kernel_failed(st, name, op)
+    check(getattr(dev.backend, kernel)(dtype.code, geom, *[t._h for t in ins], h), kernel)
     return make(h, host, shape, dtype, dev, size)
 
 
 class _Plan:
-    """A geometry worked out once: output shape and size, the kernel's geometry array, the
-    attributes the tape records."""
+    """A geometry worked out once: output shape and size, the kernel's geometry numbers (and their
+    array, made once per backend), the attributes the tape records."""
 
-    __slots__ = ("attrs", "geom", "shape", "size")
+    __slots__ = ("_geoms", "attrs", "nums", "shape", "size")
 
-    def __init__(self, shape, geom, attrs):
-        self.shape, self.size, self.geom, self.attrs = shape, _size(shape), geom, attrs
+    def __init__(self, shape, nums, attrs):
+        self.shape, self.size, self.nums, self.attrs = shape, _size(shape), nums, attrs
+        self._geoms = {}
+
+    def geom(self, be):
+        g = self._geoms.get(be.name)
+        if g is None:
+            g = self._geoms[be.name] = be.new_int64(self.nums)
+        return g
 
 
 def _size(shape):
@@ -222,7 +210,10 @@ _plans: dict = {}
 
 
 def _cached(key, build):
-    """The plan under ``key``, built on a miss (unhashable arguments, e.g. tensors: not cached)."""
+    """The plan under ``key``, built on a miss (unhashable arguments, e.g. tensors: not cached).
+
+    The key of normalised arguments (the attrs a primitive receives) is the key itself (``_k``
+    leaves tuples of ints alone), so an implementation finds its plan with one lookup."""
     try:
         plan = _plans.get(key)
     except TypeError:
@@ -235,7 +226,7 @@ def _cached(key, build):
     return plan
 
 
-def _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise=False):
+def _conv_geometry(xs, ws, strides, padding, dilations, op, depthwise=False):
     """The plan of a conv of an input of shape xs with a filter of shape ws (arguments checked here)."""
     n, h, w, c = xs
     kh, kw, wc, m = ws
@@ -249,19 +240,60 @@ def _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise=False)
     oh, pt = _dim(h, kh, sh, dh, pad if isinstance(pad, str) else pad[0], "height", op)
     ow, pl = _dim(w, kw, sw, dw, pad if isinstance(pad, str) else pad[1], "width", op)
     oc = c * m if depthwise else m
-    geom = be.new_int64([n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl])
-    return _Plan((n, oh, ow, oc), geom, {"strides": (sh, sw), "padding": pad, "dilations": (dh, dw)})
+    return _Plan((n, oh, ow, oc), [n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl],
+                 {"strides": (sh, sw), "padding": pad, "dilations": (dh, dw)})
 
 
-def _conv_plan(op, xs, ws, strides, padding, dilations, be, depthwise=False):
-    return _cached((op, xs, ws, _k(strides), _k(padding), _k(dilations), be.name),
-                   lambda: _conv_geometry(xs, ws, strides, padding, dilations, be, op, depthwise))
+def _conv_plan(op, xs, ws, strides, padding, dilations, depthwise=False):
+    return _cached((op, xs, ws, _k(strides), _k(padding), _k(dilations)),
+                   lambda: _conv_geometry(xs, ws, strides, padding, dilations, op, depthwise))
 
 
-def _record(name, inputs, out, attrs):
-    rec = hooks.recorder
-    if rec is not None:
-        rec(name, inputs, out, attrs)
+def _conv_primitive(name, tf_name, depthwise):
+    """A forward convolution: inputs (input, filter), attrs strides, padding, dilations (normalised)."""
+    def infer(x, w, *, strides, padding, dilations):
+        return _conv_plan(tf_name, x._shape, w._shape, strides, padding, dilations, depthwise).shape, x._dtype
+
+    @primitive(name, tf_name, infer=infer, dtypes=_ALLOWED, same_dtype=True)
+    def impl(dev, x, w, *, strides, padding, dilations):
+        plan = _plans.get((tf_name, x._shape, w._shape, strides, padding, dilations)) or \
+            _conv_plan(tf_name, x._shape, w._shape, strides, padding, dilations, depthwise)
+        return _run(name, plan.geom(dev.backend), plan.shape, plan.size, x._dtype, dev, x, w)
+    return impl
+
+
+def _backprop_input_primitive(name, tf_name, depthwise):
+    """The input gradient: inputs (filter, out_backprop), attrs strides, padding, dilations, input_sizes."""
+    def infer(w, dy, *, strides, padding, dilations, input_sizes):
+        return tuple(input_sizes), dy._dtype
+
+    @primitive(name, tf_name, infer=infer, dtypes=_ALLOWED, same_dtype=True)
+    def impl(dev, w, dy, *, strides, padding, dilations, input_sizes):
+        plan = _conv_plan(tf_name, input_sizes, w._shape, strides, padding, dilations, depthwise)
+        return _run(name, plan.geom(dev.backend), input_sizes, _size(input_sizes), dy._dtype, dev, dy, w)
+    return impl
+
+
+def _backprop_filter_primitive(name, tf_name, depthwise):
+    """The filter gradient: inputs (input, out_backprop), attrs strides, padding, dilations, filter_sizes."""
+    def infer(x, dy, *, strides, padding, dilations, filter_sizes):
+        return tuple(filter_sizes), x._dtype
+
+    @primitive(name, tf_name, infer=infer, dtypes=_ALLOWED, same_dtype=True)
+    def impl(dev, x, dy, *, strides, padding, dilations, filter_sizes):
+        plan = _conv_plan(tf_name, x._shape, filter_sizes, strides, padding, dilations, depthwise)
+        return _run(name, plan.geom(dev.backend), filter_sizes, _size(filter_sizes), x._dtype, dev, x, dy)
+    return impl
+
+
+_CONV2D = _conv_primitive("conv2d", "Conv2D", False)
+_DEPTHWISE = _conv_primitive("depthwise_conv2d", "DepthwiseConv2dNative", True)
+_CONV2D_BP_INPUT = _backprop_input_primitive("conv2d_backprop_input", "Conv2DBackpropInput", False)
+_CONV2D_BP_FILTER = _backprop_filter_primitive("conv2d_backprop_filter", "Conv2DBackpropFilter", False)
+_DEPTHWISE_BP_INPUT = _backprop_input_primitive("depthwise_conv2d_backprop_input",
+                                                "DepthwiseConv2dNativeBackpropInput", True)
+_DEPTHWISE_BP_FILTER = _backprop_filter_primitive("depthwise_conv2d_backprop_filter",
+                                                  "DepthwiseConv2dNativeBackpropFilter", True)
 
 
 # ---- conv2d -----------------------------------------------------------------
@@ -286,17 +318,12 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     _floats(x, w, ("input", "filters"), op)
     if data_format != "NHWC":
         _format(data_format, op)
-    x, w, dev = _device2(x, w)
-    plan = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend)
-    out = _run("conv2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x, w)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("conv2d", (x, w), out, plan.attrs)
-    return out
+    return run(_CONV2D, (x, w), _conv_plan(op, x._shape, w._shape, strides, padding, dilations).attrs)
 
 
-def _backprop_input(name, op, kernel, input_sizes, filters, out_backprop, strides, padding, data_format,
+def _backprop_input(prim, input_sizes, filters, out_backprop, strides, padding, data_format,
                     dilations, depthwise):
+    op = prim.tf_name
     w = filters if type(filters) is Tensor else to_tensor(filters, op)
     dy = out_backprop if type(out_backprop) is Tensor else to_tensor(out_backprop, op)
     _rank4(w, "filter", op, "height, width, in_channels, " + ("multiplier" if depthwise else "out_channels"))
@@ -304,21 +331,17 @@ def _backprop_input(name, op, kernel, input_sizes, filters, out_backprop, stride
     _floats(dy, w, ("out_backprop", "filter"), op)
     _format(data_format, op)
     xs = _sizes(input_sizes, "input_sizes", op)
-    dy, w, dev = _device2(dy, w)
-    plan = _conv_plan(op, xs, w._shape, strides, padding, dilations, dev.backend, depthwise)
+    plan = _conv_plan(op, xs, w._shape, strides, padding, dilations, depthwise)
     if dy._shape != plan.shape:
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {xs} with a filter "
             f"{tuple(w._shape)} gives {plan.shape}", op)
-    out = _run(kernel, op, plan.geom, xs, _size(xs), dy._dtype, dev, dy, w)
-    rec = hooks.recorder
-    if rec is not None:
-        rec(name, (w, dy), out, dict(plan.attrs, input_sizes=xs))
-    return out
+    return run(prim, (w, dy), dict(plan.attrs, input_sizes=xs))
 
 
-def _backprop_filter(name, op, kernel, input, filter_sizes, out_backprop, strides, padding, data_format,
+def _backprop_filter(prim, input, filter_sizes, out_backprop, strides, padding, data_format,
                      dilations, depthwise):
+    op = prim.tf_name
     x = input if type(input) is Tensor else to_tensor(input, op)
     dy = out_backprop if type(out_backprop) is Tensor else to_tensor(out_backprop, op)
     _rank4(x, "input", op)
@@ -326,17 +349,12 @@ def _backprop_filter(name, op, kernel, input, filter_sizes, out_backprop, stride
     _floats(x, dy, ("input", "out_backprop"), op)
     _format(data_format, op)
     ws = _sizes(filter_sizes, "filter_sizes", op)
-    x, dy, dev = _device2(x, dy)
-    plan = _conv_plan(op, x._shape, ws, strides, padding, dilations, dev.backend, depthwise)
+    plan = _conv_plan(op, x._shape, ws, strides, padding, dilations, depthwise)
     if dy._shape != plan.shape:
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {tuple(x._shape)} with "
             f"a filter {ws} gives {plan.shape}", op)
-    out = _run(kernel, op, plan.geom, ws, _size(ws), x._dtype, dev, x, dy)
-    rec = hooks.recorder
-    if rec is not None:
-        rec(name, (x, dy), out, dict(plan.attrs, filter_sizes=ws))
-    return out
+    return run(prim, (x, dy), dict(plan.attrs, filter_sizes=ws))
 
 
 @register("conv2d_backprop_input", "Conv2DBackpropInput")
@@ -351,8 +369,8 @@ def conv2d_backprop_input(input_sizes, filters, out_backprop, strides, padding, 
     >>> tf.conv2d_backprop_input([1, 3, 3, 1], tf.ones([2, 2, 1, 1]), dy, 1, "VALID").numpy().ravel().tolist()
     [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]
     """
-    return _backprop_input("conv2d_backprop_input", "Conv2DBackpropInput", "conv2d_backprop_input", input_sizes,
-                           filters, out_backprop, strides, padding, data_format, dilations, False)
+    return _backprop_input(_CONV2D_BP_INPUT, input_sizes, filters, out_backprop, strides, padding, data_format,
+                           dilations, False)
 
 
 @register("conv2d_backprop_filter", "Conv2DBackpropFilter")
@@ -367,8 +385,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     >>> tf.conv2d_backprop_filter(x, [2, 2, 1, 1], tf.ones([1, 2, 2, 1]), 1, "VALID").numpy().ravel().tolist()
     [12.0, 16.0, 24.0, 28.0]
     """
-    return _backprop_filter("conv2d_backprop_filter", "Conv2DBackpropFilter", "conv2d_backprop_filter", input,
-                            filter_sizes, out_backprop, strides, padding, data_format, dilations, False)
+    return _backprop_filter(_CONV2D_BP_FILTER, input, filter_sizes, out_backprop, strides, padding, data_format, dilations, False)
 
 
 @register("conv2d_transpose", "Conv2DTranspose", kind="composite")
@@ -458,11 +475,7 @@ def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilation
     _rank4(w, "filter", op, "height, width, channels, multiplier")
     _floats(x, w, ("input", "filter"), op)
     _format(data_format, op)
-    x, w, dev = _device2(x, w)
-    plan = _conv_plan(op, x._shape, w._shape, strides, padding, dilations, dev.backend, True)
-    out = _run("depthwise_conv2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x, w)
-    _record("depthwise_conv2d", (x, w), out, plan.attrs)
-    return out
+    return run(_DEPTHWISE, (x, w), _conv_plan(op, x._shape, w._shape, strides, padding, dilations, True).attrs)
 
 
 @register("depthwise_conv2d_backprop_input", "DepthwiseConv2dNativeBackpropInput")
@@ -476,9 +489,8 @@ def depthwise_conv2d_backprop_input(input_sizes, filter, out_backprop, strides, 
     >>> dx.numpy().ravel().tolist()
     [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]
     """
-    return _backprop_input("depthwise_conv2d_backprop_input", "DepthwiseConv2dNativeBackpropInput",
-                           "depthwise_conv2d_backprop_input", input_sizes, filter, out_backprop, strides, padding,
-                           data_format, dilations, True)
+    return _backprop_input(_DEPTHWISE_BP_INPUT, input_sizes, filter, out_backprop, strides, padding, data_format,
+                           dilations, True)
 
 
 @register("depthwise_conv2d_backprop_filter", "DepthwiseConv2dNativeBackpropFilter")
@@ -491,14 +503,13 @@ def depthwise_conv2d_backprop_filter(input, filter_sizes, out_backprop, strides,
     >>> tf.depthwise_conv2d_backprop_filter(x, [2, 2, 1, 1], tf.ones([1, 2, 2, 1]), 1, "VALID").numpy().ravel().tolist()
     [12.0, 16.0, 24.0, 28.0]
     """
-    return _backprop_filter("depthwise_conv2d_backprop_filter", "DepthwiseConv2dNativeBackpropFilter",
-                            "depthwise_conv2d_backprop_filter", input, filter_sizes, out_backprop, strides, padding,
+    return _backprop_filter(_DEPTHWISE_BP_FILTER, input, filter_sizes, out_backprop, strides, padding,
                             data_format, dilations, True)
 
 
 # ---- pooling ------------------------------------------------------------------
 
-def _pool_geometry(xs, ksize, strides, padding, be, op, explicit):
+def _pool_geometry(xs, ksize, strides, padding, op, explicit):
     n, h, w, c = xs
     kh, kw = _pair(ksize, "ksize", op)
     sh, sw = _pair(strides, "strides", op)
@@ -510,13 +521,13 @@ def _pool_geometry(xs, ksize, strides, padding, be, op, explicit):
                                            f"window {axis} {k}; allowed: padding < window", op)
     oh, pt = _dim(h, kh, sh, 1, pad if isinstance(pad, str) else pad[0], "height", op, "window")
     ow, pl = _dim(w, kw, sw, 1, pad if isinstance(pad, str) else pad[1], "width", op, "window")
-    geom = be.new_int64([n, h, w, c, kh, kw, c, oh, ow, sh, sw, 1, 1, pt, pl])
-    return _Plan((n, oh, ow, c), geom, {"ksize": (kh, kw), "strides": (sh, sw), "padding": pad})
+    return _Plan((n, oh, ow, c), [n, h, w, c, kh, kw, c, oh, ow, sh, sw, 1, 1, pt, pl],
+                 {"ksize": (kh, kw), "strides": (sh, sw), "padding": pad})
 
 
-def _pool_plan(op, xs, ksize, strides, padding, be, explicit):
-    return _cached((op, xs, _k(ksize), _k(strides), _k(padding), be.name),
-                   lambda: _pool_geometry(xs, ksize, strides, padding, be, op, explicit))
+def _pool_plan(op, xs, ksize, strides, padding, explicit):
+    return _cached((op, xs, _k(ksize), _k(strides), _k(padding)),
+                   lambda: _pool_geometry(xs, ksize, strides, padding, op, explicit))
 
 
 def _pool_input(x, op, what="input"):
@@ -528,11 +539,49 @@ def _pool_input(x, op, what="input"):
     return x
 
 
-def _device1(x):
-    stack = _scope.stack
-    if stack and stack[-1] is not None and stack[-1] is not x._dev:
-        return on_device(x, stack[-1]), stack[-1]
-    return x, x._dev
+def _pool_primitive(name, tf_name, explicit):
+    """A pool: input (input,), attrs ksize, strides, padding (normalised)."""
+    def infer(x, *, ksize, strides, padding):
+        return _pool_plan(tf_name, x._shape, ksize, strides, padding, explicit).shape, x._dtype
+
+    @primitive(name, tf_name, infer=infer, dtypes=_ALLOWED)
+    def impl(dev, x, *, ksize, strides, padding):
+        plan = _plans.get((tf_name, x._shape, ksize, strides, padding)) or \
+            _pool_plan(tf_name, x._shape, ksize, strides, padding, explicit)
+        return _run(name, plan.geom(dev.backend), plan.shape, plan.size, x._dtype, dev, x)
+    return impl
+
+
+def _max_pool_grad_primitive(name, tf_name, kernel, grad_is_input):
+    """max_pool_grad(_grad): inputs (orig_input, orig_output, grad), attrs ksize, strides, padding; the
+    kernel reads orig_input and grad (the maxima are recomputed)."""
+    def infer(x, y, g, *, ksize, strides, padding):
+        return (_pool_plan(tf_name, x._shape, ksize, strides, padding, True).shape if grad_is_input else x._shape,
+                x._dtype)
+
+    @primitive(name, tf_name, infer=infer, dtypes=_ALLOWED, same_dtype=True)
+    def impl(dev, x, y, g, *, ksize, strides, padding):
+        plan = _pool_plan(tf_name, x._shape, ksize, strides, padding, True)
+        shape, size = (plan.shape, plan.size) if grad_is_input else (x._shape, x._size)
+        return _run(kernel, plan.geom(dev.backend), shape, size, x._dtype, dev, x, g)
+    return impl
+
+
+def _avg_pool_grad_infer(g, *, ksize, strides, padding, orig_input_shape):
+    return tuple(orig_input_shape), g._dtype
+
+
+@primitive("avg_pool_grad", "AvgPoolGrad", infer=_avg_pool_grad_infer, dtypes=_ALLOWED)
+def _avg_pool_grad(dev, g, *, ksize, strides, padding, orig_input_shape):
+    plan = _pool_plan("AvgPoolGrad", orig_input_shape, ksize, strides, padding, False)
+    return _run("avg_pool2d_grad", plan.geom(dev.backend), orig_input_shape, _size(orig_input_shape), g._dtype,
+                dev, g)
+
+
+_MAX_POOL = _pool_primitive("max_pool2d", "MaxPool", True)
+_AVG_POOL = _pool_primitive("avg_pool2d", "AvgPool", False)
+_MAX_POOL_GRAD = _max_pool_grad_primitive("max_pool_grad", "MaxPoolGrad", "max_pool2d_grad", False)
+_MAX_POOL_GRAD_GRAD = _max_pool_grad_primitive("max_pool_grad_grad", "MaxPoolGradGrad", "max_pool2d_grad_grad", True)
 
 
 @register("max_pool2d", "MaxPool")
@@ -548,24 +597,19 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     """
     op = "MaxPool"
     x = _pool_input(input, op)
-    _format(data_format, op)
-    x, dev = _device1(x)
-    plan = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, True)
-    out = _run("max_pool2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("max_pool2d", (x,), out, plan.attrs)
-    return out
+    if data_format != "NHWC":
+        _format(data_format, op)
+    return run(_MAX_POOL, (x,), _pool_plan(op, x._shape, ksize, strides, padding, True).attrs)
 
 
-def _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, data_format, op, grad_is_input):
+def _max_pool_grad(prim, orig_input, orig_output, grad, ksize, strides, padding, data_format, grad_is_input):
+    op = prim.tf_name
     x = _pool_input(orig_input, op, "orig_input")
     y = orig_output if type(orig_output) is Tensor else to_tensor(orig_output, op)
     g = grad if type(grad) is Tensor else to_tensor(grad, op)
     _floats(x, g, ("orig_input", "grad"), op)
     _format(data_format, op)
-    x, g, dev = _device2(x, g)
-    plan = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, True)
+    plan = _pool_plan(op, x._shape, ksize, strides, padding, True)
     if tuple(y._shape) != plan.shape:
         raise InvalidArgumentError(f"orig_output has shape {tuple(y._shape)} but max-pooling orig_input "
                                    f"{tuple(x._shape)} gives {plan.shape}", op)
@@ -573,7 +617,7 @@ def _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, 
     if g._shape != want:
         raise InvalidArgumentError(f"grad has shape {tuple(g._shape)}; allowed: {tuple(want)} (the shape of "
                                    f"{'orig_input' if grad_is_input else 'orig_output'})", op)
-    return x, y, g, dev, plan
+    return run(prim, (x, y, g), plan.attrs)
 
 
 @register("max_pool_grad", "MaxPoolGrad")
@@ -589,12 +633,8 @@ def max_pool_grad(orig_input, orig_output, grad, ksize, strides, padding, data_f
     >>> tf.max_pool_grad(x, y, tf.ones([1, 1, 1, 1]), 2, 1, "VALID").numpy().ravel().tolist()
     [0.0, 1.0, 0.0, 0.0]
     """
-    op = "MaxPoolGrad"
-    x, y, g, dev, plan = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, data_format,
-                                             op, False)
-    out = _run("max_pool2d_grad", op, plan.geom, x._shape, x._size, x._dtype, dev, x, g)
-    _record("max_pool_grad", (x, y, g), out, plan.attrs)
-    return out
+    return _max_pool_grad(_MAX_POOL_GRAD, orig_input, orig_output, grad, ksize, strides, padding, data_format,
+                          False)
 
 
 @register("max_pool_grad_grad", "MaxPoolGradGrad")
@@ -609,12 +649,8 @@ def max_pool_grad_grad(orig_input, orig_output, grad, ksize, strides, padding, d
     >>> tf.max_pool_grad_grad(x, y, gg, 2, 1, "VALID").numpy().ravel().tolist()
     [1.0]
     """
-    op = "MaxPoolGradGrad"
-    x, y, g, dev, plan = _max_pool_grad_args(orig_input, orig_output, grad, ksize, strides, padding, data_format,
-                                             op, True)
-    out = _run("max_pool2d_grad_grad", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x, g)
-    _record("max_pool_grad_grad", (x, y, g), out, plan.attrs)
-    return out
+    return _max_pool_grad(_MAX_POOL_GRAD_GRAD, orig_input, orig_output, grad, ksize, strides, padding, data_format,
+                          True)
 
 
 @register("avg_pool2d", "AvgPool")
@@ -629,14 +665,9 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
     """
     op = "AvgPool"
     x = _pool_input(input, op)
-    _format(data_format, op)
-    x, dev = _device1(x)
-    plan = _pool_plan(op, x._shape, ksize, strides, padding, dev.backend, False)
-    out = _run("avg_pool2d", op, plan.geom, plan.shape, plan.size, x._dtype, dev, x)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("avg_pool2d", (x,), out, plan.attrs)
-    return out
+    if data_format != "NHWC":
+        _format(data_format, op)
+    return run(_AVG_POOL, (x,), _pool_plan(op, x._shape, ksize, strides, padding, False).attrs)
 
 
 @register("avg_pool_grad", "AvgPoolGrad")
@@ -652,11 +683,8 @@ def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format="
     g = _pool_input(grad, op, "grad")
     _format(data_format, op)
     xs = _sizes(orig_input_shape, "orig_input_shape", op)
-    g, dev = _device1(g)
-    plan = _pool_plan(op, xs, ksize, strides, padding, dev.backend, False)
+    plan = _pool_plan(op, xs, ksize, strides, padding, False)
     if g._shape != plan.shape:
         raise InvalidArgumentError(f"grad has shape {tuple(g._shape)} but average-pooling an input {xs} gives "
                                    f"{plan.shape}", op)
-    out = _run("avg_pool2d_grad", op, plan.geom, xs, _size(xs), g._dtype, dev, g)
-    _record("avg_pool_grad", (g,), out, dict(plan.attrs, orig_input_shape=xs))
-    return out
+    return run(_avg_pool_grad, (g,), dict(plan.attrs, orig_input_shape=xs))
