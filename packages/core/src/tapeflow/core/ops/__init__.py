@@ -9,6 +9,10 @@ from .math_ops import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_x
                        truediv, cast)
 from .array_ops import *  # noqa: F401,F403
 from . import math_ops, array_ops  # noqa: F401
+from . import index_ops, slice_ops, sort_ops  # noqa: F401,E402
+from .index_ops import *  # noqa: F401,F403,E402
+from .slice_ops import *  # noqa: F401,F403,E402
+from .sort_ops import *  # noqa: F401,F403,E402
 
 # each family module lists its public ops in __all__
 from . import nn_ops, random_ops, linalg_ops, conv_ops, grad_ops  # noqa: F401,E402
@@ -19,7 +23,8 @@ from .linalg_ops import *  # noqa: F401,F403,E402
 from .conv_ops import *  # noqa: F401,F403,E402
 
 # the public ops: what each family lists (the facade exports exactly these)
-__all__ = sorted(set(math_ops.__all__) | set(array_ops.__all__) | set(nn_ops.__all__) | set(random_ops.__all__)
+__all__ = sorted(set(math_ops.__all__) | set(array_ops.__all__) | set(index_ops.__all__) | set(slice_ops.__all__)
+                 | set(sort_ops.__all__) | set(nn_ops.__all__) | set(random_ops.__all__)
                  | set(linalg_ops.__all__) | set(conv_ops.__all__) | set(grad_ops.__all__))
 
 
@@ -70,7 +75,7 @@ def _bind_operators():
     T.__eq__ = lambda self, other: equal(self, other) if _comparable(other) else NotImplemented
     T.__ne__ = lambda self, other: not_equal(self, other) if _comparable(other) else NotImplemented
     T.__lt__, T.__le__, T.__gt__, T.__ge__ = less, less_equal, greater, greater_equal
-    T.__getitem__ = array_ops.getitem
+    T.__getitem__ = slice_ops.getitem
     # TensorFlow-style methods
     T.astype = cast
 
