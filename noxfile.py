@@ -26,7 +26,7 @@ nox.options.reuse_existing_virtualenvs = False
 # dependency order; a package folder without a pyproject.toml is not there yet
 ORDER = ["kernels-c", "core", "autodiff", "data", "nn"]
 EXTRAS = {"nn": "[summary]", "data": "[digits]"}
-TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5"]
+TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'"]
 BACKENDS = ["cpu", "opencl", "cuda"]
 
 

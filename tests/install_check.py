@@ -35,6 +35,17 @@ for pkg, attr in checks.items():
             assert f"tapeflow-{pkg}" in str(e) and "pip install" in str(e), str(e)
             print(f"tf.{attr} without tapeflow-{pkg}: {e}")
 
+# the version pip recorded is the package's __version__ (pyproject.toml reads it from there)
+import importlib  # noqa: E402
+import importlib.metadata  # noqa: E402
+
+for folder in sorted(installed):
+    module = "tapeflow." + folder.split("-")[0]
+    dist = "tapeflow-" + folder.split("-")[0]
+    want = importlib.import_module(module).__version__
+    assert importlib.metadata.version(dist) == want, (dist, importlib.metadata.version(dist), want)
+    print(f"{dist} {want}: ok")
+
 if "autodiff" in installed:
     w = tf.Variable([[1.0]])
     with tf.GradientTape() as tape:
