@@ -64,3 +64,24 @@ def test_matrices_without_nan_keep_their_errors():
         tf.linalg.cholesky(np.array([[1.0, 2.0], [2.0, 1.0]]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[Op:MatrixInverse\]"):
         tf.linalg.inv(np.zeros((2, 2)))
+
+
+def test_diag_records_its_padding_value_and_traces_without_kernels():
+    """The recorded attrs say everything the primitive computed from (padding_value included)."""
+    from tapeflow.core.dispatch import hooks
+    from tapeflow.core.runner import tracing
+
+    seen = []
+    sub = hooks.subscribe(lambda op, inputs, out, attrs: seen.append((op, attrs)))
+    try:
+        out = tf.linalg.diag(tf.constant([1.0, 2.0]), k=1, padding_value=9.0)
+    finally:
+        sub.remove()
+    assert out.numpy().tolist() == [[9.0, 1.0, 9.0], [9.0, 9.0, 2.0], [9.0, 9.0, 9.0]]
+    assert seen == [("diag", {"k": 1, "num_rows": 3, "num_cols": 3, "padding_value": 9.0})]
+    with tracing() as g:
+        s, logabs = tf.linalg.slogdet(tf.ones([4, 3, 3]))
+        d = tf.linalg.diag_part(tf.ones([2, 3, 5]), k=-1)
+    assert (s._h, logabs._h, d._h) == (None, None, None)
+    assert tuple(s.shape) == tuple(logabs.shape) == (4,) and tuple(d.shape) == (2, 2)
+    assert [n.prim.name for n in g.nodes] == ["slogdet", "diag_part"]

@@ -286,7 +286,7 @@ def _diag_part_grad(g, ans, x, k):
 
 
 @defgrad("diag")
-def _diag_grad(g, ans, d, k, num_rows, num_cols):
+def _diag_grad(g, ans, d, k, num_rows, num_cols, padding_value=0):
     return (diag_part(g, k=k),)
 
 

@@ -9,19 +9,21 @@ from __future__ import annotations
 import math as _math
 import numbers
 
+import numpy as np
+
 from .. import devices as _device
 from .. import dtypes as _dt
 from ..dispatch import (
     alloc,
-    hooks,
     int_arg,
-    kernel_failed,
     normalize_axes,
     normalize_axis,
     register,
+    static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
 from ..tensor import Tensor
 from . import _ew
 from .array_ops import (
@@ -89,20 +91,24 @@ def diag_part(input, k=0, name=None):
     [1, 4]
     """
     x = _matrix(input, "MatrixDiagPartV3")
+    return run(_DIAG_PART, (x,), {"k": _check_k(k, x._shape[-2], x._shape[-1], "MatrixDiagPartV3")})
+
+
+def _diag_part_infer(x, *, k):
     *batch, m, n = x._shape
-    k = _check_k(k, m, n, "MatrixDiagPartV3")
+    return tuple(batch) + (_diag_len(m, n, k),), x._dtype
+
+
+@primitive("diag_part", "MatrixDiagPartV3", infer=_diag_part_infer)
+def _DIAG_PART(dev, x, *, k):
+    *batch, m, n = x._shape
     L = _diag_len(m, n, k)
     nb = _prod(batch)
     out_shape = tuple(batch) + (L,)
     if nb * L:
-        out = strided_copy(x, (nb, L), k if k >= 0 else -k * n, (m * n, n + 1), op="MatrixDiagPartV3")
-        out = _view(out, out_shape)
-    else:
-        out = alloc(out_shape, x._dtype, x._dev)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("diag_part", (x,), out, {"k": k})
-    return out
+        return _view(strided_copy(x, (nb, L), k if k >= 0 else -k * n, (m * n, n + 1), op="MatrixDiagPartV3"),
+                     out_shape)
+    return alloc(out_shape, x._dtype, dev)
 
 
 def _view(t, shape):
@@ -130,7 +136,7 @@ def diag(diagonal, k=0, num_rows=-1, num_cols=-1, padding_value=0, name=None):
     k = int_arg(k, "MatrixDiagV3", "k")
     num_rows = int_arg(num_rows, "MatrixDiagV3", "num_rows")
     num_cols = int_arg(num_cols, "MatrixDiagV3", "num_cols")
-    *batch, L = d._shape
+    L = d._shape[-1]
     if num_rows == -1 and num_cols == -1:
         rows = cols = L + (k if k >= 0 else -k)
     else:   # the unspecified side is the smallest that fits
@@ -145,17 +151,27 @@ def diag(diagonal, k=0, num_rows=-1, num_cols=-1, padding_value=0, name=None):
         if pv._size != 1:
             raise InvalidArgumentError(f"padding_value has shape {tuple(pv._shape)}; allowed: a scalar",
                                        "MatrixDiagV3")
-        padding_value = pv.numpy().reshape(()).item()
-    shape = tuple(batch) + (rows, cols)
-    with _device.device(d._dev):
-        out = fill(shape, padding_value, d._dtype)
+        padding_value = static_value(pv, "MatrixDiagV3", "padding_value").reshape(()).item()
+    return run(_DIAG, (d,), {"k": k, "num_rows": rows, "num_cols": cols, "padding_value": padding_value})
+
+
+def _diag_infer(d, *, k, num_rows, num_cols, padding_value):
+    return tuple(d._shape[:-1]) + (num_rows, num_cols), d._dtype
+
+
+@primitive("diag", "MatrixDiagV3", infer=_diag_infer)
+def _DIAG(dev, d, *, k, num_rows, num_cols, padding_value):
+    *batch, L = d._shape
+    rows, cols = num_rows, num_cols
+    out = alloc(tuple(batch) + (rows, cols), d._dtype, dev)
+    if out._size:
+        be = dev.backend
+        raw = np.asarray(padding_value).astype(d._dtype.np).tobytes()
+        check(be.fill(d._dtype.size, be.host_ptr(raw), out._h, out._size), "fill")
     nb = _prod(batch)
     if nb * L:
         strided_copy(d, (nb, L), 0, (L, 1), out=out, dst_off=k if k >= 0 else -k * cols,
                      dst_strides=(rows * cols, cols + 1), op="MatrixDiagV3")
-    rec = hooks.recorder
-    if rec is not None:
-        rec("diag", (d,), out, {"k": k, "num_rows": rows, "num_cols": cols})
     return out
 
 
@@ -241,16 +257,14 @@ def _work_copy(x):
     return _cast_raw(x, _dt.float32 if x._dtype in _ew._HALF else x._dtype)
 
 
-def _lu(x, op):
+def _lu(x):
     """LU factors (a new tensor), int32 pivots and the int32 per-matrix LAPACK info."""
     *batch, n, _ = x._shape
     nb = _prod(batch)
     lu = _work_copy(x)
     piv = alloc(tuple(batch) + (n,), _dt.int32, x._dev)
     info = alloc(tuple(batch), _dt.int32, x._dev)
-    st = x._dev.backend.lu(lu._dtype.code, nb, n, lu._h, piv._h, info._h)
-    if st:
-        kernel_failed(st, "lu", op)
+    check(x._dev.backend.lu(lu._dtype.code, nb, n, lu._h, piv._h, info._h), "lu")
     return lu, piv, info
 
 
@@ -279,27 +293,43 @@ def inv(input, adjoint=False, name=None):
     x = _square(input, op)
     if adjoint:
         return inv(matrix_transpose(x))
-    lu, piv, info = _lu(x, op)
-    _singular(info, op, "input")
-    st = x._dev.backend.lu_inverse(lu._dtype.code, _prod(x._shape[:-2]), x._shape[-1], lu._h, piv._h)
-    if st:
-        kernel_failed(st, "lu_inverse", op)
-    out = _back(lu, x._dtype)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("inv", (x,), out, None)
-    return out
+    return run(_INV, (x,))
 
 
-def _det_parts(x, op):
-    lu, piv, _ = _lu(x, op)
+def _same_infer(x, **_):
+    return x._shape, x._dtype
+
+
+def _batch_infer(x):
+    return tuple(x._shape[:-2]), x._dtype
+
+
+@primitive("inv", "MatrixInverse", infer=_same_infer, dtypes=_dt.FLOATS)
+def _INV(dev, x):
+    lu, piv, info = _lu(x)
+    _singular(info, "MatrixInverse", "input")
+    check(dev.backend.lu_inverse(lu._dtype.code, _prod(x._shape[:-2]), x._shape[-1], lu._h, piv._h), "lu_inverse")
+    return _back(lu, x._dtype)
+
+
+def _det_parts(x):
+    lu, piv, _ = _lu(x)
     batch = tuple(x._shape[:-2])
     det, sign, logabs = (alloc(batch, lu._dtype, x._dev) for _ in range(3))
-    st = x._dev.backend.lu_det(lu._dtype.code, _prod(batch), x._shape[-1], lu._h, piv._h, det._h, sign._h,
-                               logabs._h)
-    if st:
-        kernel_failed(st, "lu_det", op)
+    check(x._dev.backend.lu_det(lu._dtype.code, _prod(batch), x._shape[-1], lu._h, piv._h, det._h, sign._h,
+                                logabs._h), "lu_det")
     return det, sign, logabs
+
+
+@primitive("det", "MatrixDeterminant", infer=_batch_infer, dtypes=_dt.FLOATS)
+def _DET(dev, x):
+    return _back(_det_parts(x)[0], x._dtype)
+
+
+@primitive("slogdet", "LogMatrixDeterminant", infer=lambda x: [_batch_infer(x)] * 2, dtypes=_dt.FLOATS)
+def _SLOGDET(dev, x):
+    _, sign, logabs = _det_parts(x)
+    return _back(sign, x._dtype), _back(logabs, x._dtype)
 
 
 @register("det", "MatrixDeterminant")
@@ -310,14 +340,7 @@ def det(input, name=None):
     >>> tf.linalg.det(tf.constant([[2.0, 1.0], [1.0, 3.0]])).numpy()
     np.float32(5.0)
     """
-    op = "MatrixDeterminant"
-    x = _square(input, op)
-    d, _, _ = _det_parts(x, op)
-    out = _back(d, x._dtype)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("det", (x,), out, None)
-    return out
+    return run(_DET, (_square(input, "MatrixDeterminant"),))
 
 
 @register("slogdet", "LogMatrixDeterminant")
@@ -329,14 +352,7 @@ def slogdet(input, name=None):
     >>> float(sign), round(float(logabs), 4)
     (-1.0, 138.1551)
     """
-    op = "LogMatrixDeterminant"
-    x = _square(input, op)
-    _, sign, logabs = _det_parts(x, op)
-    out = (_back(sign, x._dtype), _back(logabs, x._dtype))
-    rec = hooks.recorder
-    if rec is not None:
-        rec("slogdet", (x,), out, None)
-    return out
+    return run(_SLOGDET, (_square(input, "LogMatrixDeterminant"),))
 
 
 @register("solve", "MatrixSolve")
@@ -355,19 +371,24 @@ def solve(matrix, rhs, adjoint=False, name=None):
     if b._shape[-2] != a._shape[-1]:
         raise InvalidArgumentError(f"matrix has shape {tuple(a._shape)} and rhs {tuple(b._shape)}: rhs needs "
                                    f"{a._shape[-1]} rows; allowed: rhs of shape [..., {a._shape[-1]}, K]", op)
+    _ew.broadcast_shape(tuple(a._shape[:-2]), tuple(b._shape[:-2]), op)
+    return run(_SOLVE, (a, b), {"adjoint": bool(adjoint)})
+
+
+def _solve_infer(a, b, **_):
+    return _ew.broadcast_shape(tuple(a._shape[:-2]), tuple(b._shape[:-2])) + tuple(b._shape[-2:]), a._dtype
+
+
+@primitive("solve", "MatrixSolve", infer=_solve_infer, dtypes=_dt.FLOATS, same_dtype=True)
+def _SOLVE(dev, a, b, *, adjoint):
+    op = "MatrixSolve"
     a2, b2, batch = _batch_pair(a, b, op)
-    lu, piv, info = _lu(a2, op)
+    lu, piv, info = _lu(a2)
     _singular(info, op, "matrix")
     x = _work_copy(b2)
-    st = a._dev.backend.lu_solve(lu._dtype.code, 1 if adjoint else 0, _prod(batch), a._shape[-1], b._shape[-1],
-                                 lu._h, piv._h, x._h)
-    if st:
-        kernel_failed(st, "lu_solve", op)
-    out = _back(x, a._dtype)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("solve", (a, b), out, {"adjoint": bool(adjoint)})
-    return out
+    check(dev.backend.lu_solve(lu._dtype.code, 1 if adjoint else 0, _prod(batch), a._shape[-1], b._shape[-1],
+                               lu._h, piv._h, x._h), "lu_solve")
+    return _back(x, a._dtype)
 
 
 def _batch_pair(a, b, op):
@@ -395,14 +416,16 @@ def cholesky(input, name=None):
     >>> tf.linalg.cholesky(tf.constant([[4.0, 2.0], [2.0, 5.0]])).numpy().tolist()
     [[2.0, 0.0], [1.0, 2.0]]
     """
+    return run(_CHOLESKY, (_square(input, "Cholesky"),))
+
+
+@primitive("cholesky", "Cholesky", infer=_same_infer, dtypes=_dt.FLOATS)
+def _CHOLESKY(dev, x):
     op = "Cholesky"
-    x = _square(input, op)
     *batch, n, _ = x._shape
     out = _work_copy(x)
-    info = alloc(tuple(batch), _dt.int32, x._dev)
-    st = x._dev.backend.cholesky(out._dtype.code, _prod(batch), n, out._h, info._h)
-    if st:
-        kernel_failed(st, "cholesky", op)
+    info = alloc(tuple(batch), _dt.int32, dev)
+    check(dev.backend.cholesky(out._dtype.code, _prod(batch), n, out._h, info._h), "cholesky")
     bad = info.numpy().reshape(-1) if info._size else ()
     for i, v in enumerate(bad):
         if v > 0:
@@ -410,11 +433,7 @@ def cholesky(input, name=None):
             raise InvalidArgumentError(f"the Cholesky decomposition failed: the input{where} is not positive "
                                        f"definite (leading minor {v} is not positive); allowed: symmetric "
                                        "positive-definite matrices", op)
-    out = _back(out, x._dtype)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("cholesky", (x,), out, None)
-    return out
+    return _back(out, x._dtype)
 
 
 @register("triangular_solve", "MatrixTriangularSolve")
@@ -433,19 +452,19 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     if b._shape[-2] != a._shape[-1]:
         raise InvalidArgumentError(f"matrix has shape {tuple(a._shape)} and rhs {tuple(b._shape)}: rhs needs "
                                    f"{a._shape[-1]} rows; allowed: rhs of shape [..., {a._shape[-1]}, K]", op)
-    a2, b2, batch = _batch_pair(a, b, op)
+    _ew.broadcast_shape(tuple(a._shape[:-2]), tuple(b._shape[:-2]), op)
+    return run(_TRIANGULAR_SOLVE, (a, b), {"lower": bool(lower), "adjoint": bool(adjoint)})
+
+
+@primitive("triangular_solve", "MatrixTriangularSolve", infer=_solve_infer, dtypes=_dt.FLOATS, same_dtype=True)
+def _TRIANGULAR_SOLVE(dev, a, b, *, lower, adjoint):
+    a2, b2, batch = _batch_pair(a, b, "MatrixTriangularSolve")
     src = _cast_raw(a2, _dt.float32) if a2._dtype in _ew._HALF else a2
     x = _work_copy(b2)
     n = a._shape[-1]
-    st = a._dev.backend.triangular_solve(src._dtype.code, 1 if lower else 0, 1 if adjoint else 0, _prod(batch), n,
-                                         b._shape[-1], src._h, n * n, x._h)
-    if st:
-        kernel_failed(st, "triangular_solve", op)
-    out = _back(x, a._dtype)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("triangular_solve", (a, b), out, {"lower": bool(lower), "adjoint": bool(adjoint)})
-    return out
+    check(dev.backend.triangular_solve(src._dtype.code, 1 if lower else 0, 1 if adjoint else 0, _prod(batch), n,
+                                       b._shape[-1], src._h, n * n, x._h), "triangular_solve")
+    return _back(x, a._dtype)
 
 
 @register("band_part", "MatrixBandPart", kind="composite")
