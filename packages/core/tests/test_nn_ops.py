@@ -329,3 +329,24 @@ def test_sigmoid_and_silu_float32_in_the_far_negative_tail():
     assert tf.nn.silu(np.float32(-90.0)).numpy() == pytest.approx(-90.0 * np.exp(-90.0), rel=1e-6)
     assert np.isnan(tf.nn.silu(np.float32(-np.inf)).numpy())   # -inf * sigmoid(-inf), as x * sigmoid(x) gives
     assert tf.sigmoid(np.float32(-np.inf)).numpy() == 0 and tf.sigmoid(np.float32(np.inf)).numpy() == 1
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_cross_entropies_record_once_with_their_backprop_in_the_logits_dtype(dtype):
+    from tapeflow.core.dispatch import hooks
+
+    logits = tf.constant([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]], dtype)
+    seen = []
+    sub = hooks.subscribe(lambda op, inputs, out, attrs: seen.append((op, attrs)))
+    try:
+        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[2, 0], logits=logits)
+        dense = tf.nn.softmax_cross_entropy_with_logits(labels=tf.one_hot([2, 0], 3, dtype=dtype), logits=logits)
+    finally:
+        sub.remove()
+    seen = [(op, attrs) for op, attrs in seen if op != "one_hot"]
+    assert [op for op, _ in seen] == ["sparse_softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits"]
+    want = np.exp([[0.0, 1.0, 2.0], [0.0, 0.0, 0.0]])
+    want = want / want.sum(1, keepdims=True) - np.eye(3)[[2, 0]]
+    for (_, attrs), out in zip(seen, (loss, dense)):
+        assert out.dtype.name == dtype and attrs["backprop"].dtype.name == dtype
+        np.testing.assert_allclose(attrs["backprop"].numpy().astype(np.float64), want, atol=2e-3)

@@ -10,12 +10,14 @@ from __future__ import annotations
 from tapeflow import kernels
 
 from .. import dtypes as _dt
-from ..dispatch import alloc, hooks, kernel_failed, normalize_axes, normalize_axis, register, to_tensor
+from ..dispatch import alloc, hooks, normalize_axes, normalize_axis, register, to_tensor
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
 from ..tensor import Tensor
 from . import _ew
 from .math_ops import (elu, gelu, leaky_relu, log_sigmoid, relu, relu6, selu, sigmoid, silu, softplus,  # noqa: F401
                        softsign, tanh)
+from .math_ops import _cast_raw
 from .math_ops import (abs as _abs, add as _add, cast as _cast, maximum as _maximum, multiply as _multiply,
                        negative as _negative, reduce_mean as _reduce_mean, reduce_sum as _reduce_sum,
                        rsqrt as _rsqrt, square as _square, squared_difference as _squared_difference,
@@ -47,34 +49,32 @@ def _float_input(x, op, what):
     return t
 
 
-def _placed(x):
-    """``x`` on the device of the innermost ``tf.device`` scope (when there is one)."""
-    stack = _scope.stack
-    if stack and stack[-1] is not None and stack[-1] is not x._dev:
-        return x.to(stack[-1])
-    return x
-
-
 # ---- softmax ------------------------------------------------------------------
 
-def _softmax(name, log_, logits, axis, op):
-    x = _placed(_float_input(logits, op, "logits"))
-    dt = x._dtype
-    shape = x._shape
-    if not shape:
+def _softmax_primitive(name, tf_name, log_):
+    """softmax or log_softmax along attr ``axis`` (normalised): one fused row kernel."""
+    @primitive(name, tf_name, infer=lambda x, *, axis: (x._shape, x._dtype), dtypes=F)
+    def impl(dev, x, *, axis):
+        dt = x._dtype
+        src = _cast_raw(x, _F32) if dt in _HALF else x
+        shape = x._shape
+        out = alloc(shape, src._dtype, dev)
+        check(dev.backend.softmax(src._dtype.code, log_, src._h, out._h, _prod(shape[:axis]), shape[axis],
+                                  _prod(shape[axis + 1:])), "softmax")
+        return out if src is x else _cast_raw(out, dt)
+    return impl
+
+
+_SOFTMAX = _softmax_primitive("softmax", "Softmax", 0)
+_LOG_SOFTMAX = _softmax_primitive("log_softmax", "LogSoftmax", 1)
+
+
+def _softmax(prim, logits, axis):
+    op = prim.tf_name
+    x = _float_input(logits, op, "logits")
+    if not x._shape:
         raise InvalidArgumentError("logits must have rank >= 1, got a scalar (shape ())", op)
-    ax = normalize_axis(-1 if axis is None else axis, len(shape), op)
-    if dt in _HALF:
-        return _cast(_softmax(name, log_, _cast(x, _F32), ax, op), dt)
-    dev = x._dev
-    out = alloc(shape, dt, dev)
-    st = dev.backend.softmax(dt.code, log_, x._h, out._h, _prod(shape[:ax]), shape[ax], _prod(shape[ax + 1:]))
-    if st:
-        kernel_failed(st, "softmax", op)
-    rec = hooks.recorder
-    if rec is not None:
-        rec(name, (x,), out, {"axis": ax})
-    return out
+    return run(prim, (x,), {"axis": normalize_axis(-1 if axis is None else axis, len(x._shape), op)})
 
 
 @register("softmax", "Softmax")
@@ -87,7 +87,7 @@ def softmax(logits, axis=None, name=None):
     >>> tf.nn.softmax(tf.constant([[1.0, 1.0], [0.0, 2.0]], tf.float64)).numpy().round(4).tolist()
     [[0.5, 0.5], [0.1192, 0.8808]]
     """
-    return _softmax("softmax", 0, logits, axis, "Softmax")
+    return _softmax(_SOFTMAX, logits, axis)
 
 
 @register("log_softmax", "LogSoftmax")
@@ -100,10 +100,78 @@ def log_softmax(logits, axis=None, name=None):
     >>> tf.nn.log_softmax(tf.constant([0.0, 0.0], tf.float64)).numpy().round(4).tolist()
     [-0.6931, -0.6931]
     """
-    return _softmax("log_softmax", 1, logits, axis, "LogSoftmax")
+    return _softmax(_LOG_SOFTMAX, logits, axis)
 
 
 # ---- cross-entropies ------------------------------------------------------------
+#
+# While a recorder listens the kernels also write the gradient, softmax(logits) - labels, into the
+# ``backprop`` attribute: a tensor the wrapper allocates (on the device the runner will pick) before
+# run(), so the recorder receives it with the attrs.
+
+def _backprop_buffer(x):
+    """A buffer for the gradient of logits ``x`` when a recorder listens (eagerly), else None."""
+    if hooks.recorder is None or hooks.tracing:
+        return None
+    stack = _scope.stack
+    return alloc(x._shape, x._dtype, stack[-1] if stack and stack[-1] is not None else x._dev)
+
+
+def _f32_work(x, bp):
+    """(logits, backprop buffer) as the kernel computes them: float32 for half types."""
+    if x._dtype not in _HALF:
+        return x, bp
+    return _cast_raw(x, _F32), (None if bp is None else alloc(bp._shape, _F32, bp._dev))
+
+
+def _to_backprop(work, bp, dev):
+    """Copy a float32 gradient into the half-type ``bp`` (nothing to do when the kernel wrote ``bp``)."""
+    if work is not None and work is not bp:
+        check(dev.backend.cast(_F32.code, work._h, bp._dtype.code, bp._h, bp._size), "cast")
+
+
+def _xent_infer(y, x, *, axis, backprop):
+    return x._shape[:axis] + x._shape[axis + 1:], x._dtype
+
+
+@primitive("softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits", infer=_xent_infer, dtypes=F,
+           same_dtype=True)
+def _SOFTMAX_XENT(dev, y, x, *, axis, backprop):
+    dt = x._dtype
+    xw, bw = _f32_work(x, backprop)
+    yw = _cast_raw(y, _F32) if xw is not x else y
+    shape = x._shape
+    be = dev.backend
+    loss = alloc(shape[:axis] + shape[axis + 1:], xw._dtype, dev)
+    check(be.softmax_xent(xw._dtype.code, yw._h, xw._h, loss._h, bw._h if bw is not None else be.ffi.NULL,
+                          _prod(shape[:axis]), shape[axis], _prod(shape[axis + 1:])), "softmax_xent")
+    _to_backprop(bw, backprop, dev)
+    return loss if xw is x else _cast_raw(loss, dt)
+
+
+def _sparse_xent_infer(y, x, *, backprop):
+    return y._shape, x._dtype
+
+
+@primitive("sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits",
+           infer=_sparse_xent_infer, dtypes=(_dt.int32, _dt.int64))
+def _SPARSE_XENT(dev, y, x, *, backprop):
+    dt = x._dtype
+    xw, bw = _f32_work(x, backprop)
+    be = dev.backend
+    classes = x._shape[-1]
+    loss = alloc(y._shape, xw._dtype, dev)
+    bad = be.new_int64([0, 0])
+    st = be.sparse_softmax_xent(xw._dtype.code, y._dtype.code, y._h, xw._h, loss._h,
+                                bw._h if bw is not None else be.ffi.NULL, y._size, classes, bad)
+    if st == kernels.ERANGE:
+        where = _unravel(int(bad[0]), y._shape)
+        raise InvalidArgumentError(f"labels[{where}] = {int(bad[1])} is not in [0, {classes}) "
+                                   f"(logits has {classes} classes)", "SparseSoftmaxCrossEntropyWithLogits")
+    check(st, "sparse_softmax_xent")
+    _to_backprop(bw, backprop, dev)
+    return loss if xw is x else _cast_raw(loss, dt)
+
 
 @register("softmax_cross_entropy_with_logits", "SoftmaxCrossEntropyWithLogits")
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
@@ -118,7 +186,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     [0.6931, 0.8133]
     """
     op = "SoftmaxCrossEntropyWithLogits"
-    x = _placed(_float_input(logits, op, "logits"))
+    x = _float_input(logits, op, "logits")
     dt = x._dtype
     if type(labels) is Tensor:
         y = labels
@@ -132,24 +200,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
                                    f"logits {tuple(x._shape)}", op)
     if not x._shape:
         raise InvalidArgumentError("logits must have rank >= 1, got a scalar (shape ())", op)
-    if y._dev is not x._dev:
-        y = y.to(x._dev)
     ax = normalize_axis(axis, len(x._shape), op)
-    if dt in _HALF:
-        return _cast(softmax_cross_entropy_with_logits(_cast(y, _F32), _cast(x, _F32), ax), dt)
-    shape = x._shape
-    dev = x._dev
-    be = dev.backend
-    rec = hooks.recorder
-    loss = alloc(shape[:ax] + shape[ax + 1:], dt, dev)
-    bp = alloc(shape, dt, dev) if rec is not None else None
-    st = be.softmax_xent(dt.code, y._h, x._h, loss._h, bp._h if bp is not None else be.ffi.NULL,
-                         _prod(shape[:ax]), shape[ax], _prod(shape[ax + 1:]))
-    if st:
-        kernel_failed(st, "softmax_xent", op)
-    if rec is not None:
-        rec("softmax_cross_entropy_with_logits", (y, x), loss, {"axis": ax, "backprop": bp})
-    return loss
+    return run(_SOFTMAX_XENT, (y, x), {"axis": ax, "backprop": _backprop_buffer(x)})
 
 
 @register("sparse_softmax_cross_entropy_with_logits", "SparseSoftmaxCrossEntropyWithLogits")
@@ -165,7 +217,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
     [0.6931, 1.3133]
     """
     op = "SparseSoftmaxCrossEntropyWithLogits"
-    x = _placed(_float_input(logits, op, "logits"))
+    x = _float_input(logits, op, "logits")
     y = labels if type(labels) is Tensor else to_tensor(labels, op)
     if y._dtype not in (_dt.int32, _dt.int64):
         raise InvalidArgumentError(f"labels has dtype {y._dtype.name}; allowed: int32, int64", op)
@@ -175,29 +227,7 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
         raise InvalidArgumentError(f"labels must have the shape of logits without its last dimension: labels "
                                    f"{tuple(y._shape)}, logits {tuple(x._shape)} (expected labels "
                                    f"{tuple(x._shape[:-1])})", op)
-    if y._dev is not x._dev:
-        y = y.to(x._dev)
-    dt = x._dtype
-    if dt in _HALF:
-        return _cast(sparse_softmax_cross_entropy_with_logits(y, _cast(x, _F32)), dt)
-    dev = x._dev
-    be = dev.backend
-    rec = hooks.recorder
-    classes = x._shape[-1]
-    loss = alloc(y._shape, dt, dev)
-    bp = alloc(x._shape, dt, dev) if rec is not None else None
-    bad = be.new_int64([0, 0])
-    st = be.sparse_softmax_xent(dt.code, y._dtype.code, y._h, x._h, loss._h,
-                                bp._h if bp is not None else be.ffi.NULL, y._size, classes, bad)
-    if st == kernels.ERANGE:
-        where = _unravel(int(bad[0]), y._shape)
-        raise InvalidArgumentError(f"labels[{where}] = {int(bad[1])} is not in [0, {classes}) "
-                                   f"(logits has {classes} classes)", op)
-    if st:
-        kernel_failed(st, "sparse_softmax_xent", op)
-    if rec is not None:
-        rec("sparse_softmax_cross_entropy_with_logits", (y, x), loss, {"backprop": bp})
-    return loss
+    return run(_SPARSE_XENT, (y, x), {"backprop": _backprop_buffer(x)})
 
 
 def _unravel(i, shape):
@@ -223,7 +253,7 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     op = "SigmoidCrossEntropyWithLogits"
     if labels is None or logits is None:
         raise InvalidArgumentError("both labels and logits must be given", op)
-    x = _placed(_float_input(logits, op, "logits"))
+    x = _float_input(logits, op, "logits")
     y = labels if type(labels) is Tensor else to_tensor(labels, op, x._dtype) if not hasattr(labels, "_as_tensor") \
         else to_tensor(labels, op)
     if y._dtype is not x._dtype:
@@ -232,12 +262,21 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     if y._shape != x._shape:
         raise InvalidArgumentError(f"labels and logits must have the same shape, got labels {tuple(y._shape)} and "
                                    f"logits {tuple(x._shape)}", op)
+    return run(_SIGMOID_XENT, (y, x))
+
+
+def _sigmoid_xent_loss(x, y):
+    return _add(_subtract(relu(x), _multiply(x, y)), softplus(_negative(_abs(x))))
+
+
+@primitive("sigmoid_cross_entropy_with_logits", "SigmoidCrossEntropyWithLogits",
+           infer=lambda y, x: (x._shape, x._dtype), dtypes=F, same_dtype=True)
+def _SIGMOID_XENT(dev, y, x):
+    """Built from primitives: they are not recorded themselves (the tape sees this op once)."""
+    if hooks.recorder is None:
+        return _sigmoid_xent_loss(x, y)
     with hooks.paused():
-        loss = _add(_subtract(relu(x), _multiply(x, y)), softplus(_negative(_abs(x))))
-    rec = hooks.recorder
-    if rec is not None:
-        rec("sigmoid_cross_entropy_with_logits", (y, x), loss, None)
-    return loss
+        return _sigmoid_xent_loss(x, y)
 
 
 # ---- composites -------------------------------------------------------------------
@@ -294,7 +333,10 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     [0.0, 2.0]
     """
     op = "Dropout"
-    x = _placed(_float_input(x, op, "x"))
+    x = _float_input(x, op, "x")
+    stack = _scope.stack
+    if stack and stack[-1] is not None and stack[-1] is not x._dev:
+        x = x.to(stack[-1])
     if isinstance(rate, Tensor) or hasattr(rate, "_as_tensor"):
         rt = to_tensor(rate, op)
         if rt._size != 1:
@@ -397,7 +439,9 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     sc = None if scale is None else param(scale, "scale")
     off = None if offset is None else param(offset, "offset")
     if dt in _HALF:  # compute in float32, round once
-        up = (lambda p: None if p is None else _cast(p, _F32))
+        def up(p):
+            return None if p is None else _cast(p, _F32)
+
         return _cast(batch_normalization(up(t), up(m), up(v), up(off), up(sc), variance_epsilon), dt)
     inv = _rsqrt(_add(v, float(variance_epsilon)))
     if sc is not None:
