@@ -44,8 +44,14 @@ def find_nvcc() -> str | None:
 
 
 def family_source(family: str) -> str:
-    """What the CUDA backend hands NVRTC: the prelude, then the family."""
-    return (GPU / "tpf_gpu.h").read_text() + "\n" + (GPU / f"{family}.cl").read_text()
+    """What the CUDA backend hands NVRTC: the prelude, then the family, the shared headers of
+    ``include/`` (scalar math, Philox, the element-wise op list) expanded in place."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_tpf_kernel_sources", GPU.parent / "kernel_sources.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)   # standard library only: no tapeflow install needed
+    return mod.gpu_source(family)
 
 
 def compile_family(nvcc: str, family: str, arch: str, outdir: pathlib.Path) -> tuple[bool, str, list]:

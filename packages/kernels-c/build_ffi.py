@@ -1,9 +1,11 @@
 """Builds the CPU kernel library ``tapeflow.kernels._cpu`` with cffi (API mode).
 
 Every ``csrc/*.c`` is compiled into one extension; every ``cdef/*.h`` is
-declared to cffi.  A kernel family adds one C file and one cdef header and
-touches nothing else here.  OpenBLAS comes from the ``scipy-openblas32``
-wheel (the build NumPy and SciPy ship), linked with an rpath to its folder.
+declared to cffi.  ``src/tapeflow/kernels/include/`` (the scalar math, Philox and
+the element-wise op list, shared with the GPU kernels) is on the include path.  A
+kernel family adds one C file and one cdef header and touches nothing else here.
+OpenBLAS comes from the ``scipy-openblas32`` wheel (the build NumPy and SciPy
+ship), linked with an rpath to its folder.
 
 The library records how it was built: ``tpf_build_info()`` returns the compile
 flags, the CFLAGS/LDFLAGS/CC of the environment and ``TPF_BUILD_TAG`` when one was
@@ -23,6 +25,8 @@ import cffi
 HERE = pathlib.Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
 CDEF = HERE / "cdef"
+# headers shared with the GPU kernels (scalar_math.h, philox.h, elementwise.def); they ship in the wheel
+INCLUDE = HERE / "src" / "tapeflow" / "kernels" / "include"
 
 
 def _openblas():
@@ -83,7 +87,7 @@ def make_builder(absolute: bool = False):
         "tapeflow.kernels._cpu",
         f'#include "tpf.h"\n{decls}' + _BUILD_INFO_C % (info, info),
         sources=sources,
-        include_dirs=[str(CSRC), inc],
+        include_dirs=[str(CSRC), str(INCLUDE), inc],
         libraries=[lib, "m"],
         library_dirs=[libdir],
         extra_compile_args=cflags,

@@ -11,6 +11,7 @@
  * the compiler vectorises; float64 uses libm.
  */
 #include "tpf.h"
+#include "scalar_math.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
@@ -28,13 +29,7 @@ static inline float exp_f32(float x) {
     float n = t - 12582912.0f;
     float r = xc - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
-    y = y * (r * r) + r + 1.0f;
+    float y = tpf_expf_r(r);   /* e**r, scalar_math.h's polynomial */
     int32_t ti; memcpy(&ti, &t, 4);
     uint32_t e = ((uint32_t)ti - 0x4B400000u + 127u) << 23;   /* 2^n as float bits (unsigned: no UB) */
     float scale; memcpy(&scale, &e, 4);

@@ -9,8 +9,8 @@
  * same formulas.  The mapping from words to values (the contract):
  *
  *   uniform float32      element i  <- w[i]:           (w >> 8) * 2^-24, in [0, 1)
- *   uniform float64      element i  <- w[2i], w[2i+1]: u53(a, b) * 2^-53, in [0, 1)
- *                        with u53(a, b) = (a << 21) | (b >> 11)
+ *   uniform float64      element i  <- w[2i], w[2i+1]: tpf_u53(a, b) * 2^-53, in [0, 1)
+ *                        with tpf_u53(a, b) = (a << 21) | (b >> 11)
  *     scaled to [lo, hi): lo + u * (hi - lo) in the dtype, no fused multiply-add,
  *     a result that rounds up to hi becomes the largest value below hi.
  *   uniform float16      element i  <- w[i]: (w >> 21) * 2^-11 (exact in float16)
@@ -26,7 +26,7 @@
  *                        (the pair's first value from cos, the second from sin),
  *                        then mean + stddev * z rounded once to float32.
  *   normal float64       block k -> elements 2k, 2k+1: Box-Muller on
- *                        u1 = (u53(w0, w1) + 1) * 2^-53, u2 = u53(w2, w3) * 2^-53.
+ *                        u1 = (tpf_u53(w0, w1) + 1) * 2^-53, u2 = tpf_u53(w2, w3) * 2^-53.
  *   truncated normal     element i, attempt t = 0, 1, ...: block with counter
  *                        {lo32(i), hi32(i) | t << 24, stream} (i < 2^56) gives a float64
  *                        Box-Muller pair as above; the first of the pair within 2
@@ -39,17 +39,19 @@
  *   shuffle              Fisher-Yates over rows, i = n-1 .. 1: j = mulhi64(u64(w[2i], w[2i+1]),
  *                        i + 1), swap rows i and j of the index permutation.
  *
- * log, sin and cos above are tapeflow's own (the fdlibm polynomials below, within
+ * log, sin and cos above are tapeflow's own (the fdlibm polynomials in philox.h, within
  * 1 ulp), built from +, -, *, / and sqrt only, and nothing is contracted into a
  * fused multiply-add: a backend with IEEE double arithmetic that evaluates the same
  * expressions in the same order reproduces every value bit for bit.  (They are also
  * what lets the compiler vectorise the normal kernels.)
  */
-#include "tpf.h"
-#include <stdlib.h>
-
-/* bit-exact results: no a*b+c contraction, whatever the clone's instruction set */
+/* bit-exact results: no a*b+c contraction, whatever the clone's instruction set (set
+ * before the includes: philox.h's log, sin and cos are compiled under it) */
 #pragma GCC optimize("fp-contract=off")
+
+#include "tpf.h"
+#include "philox.h"   /* Philox, u24/u53, log/sin/cos and Box-Muller: shared with gpu/random.cl */
+#include <stdlib.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
@@ -60,23 +62,6 @@
 #define RNG_CLONES
 #endif
 
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
-
-/* One Philox 4x32-10 block: ten rounds, the key bumped between rounds. */
-static inline void philox4x32_10(const uint32_t ctr[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
-    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-    for (int r = 0; r < 10; r++) {
-        if (r) { k0 += PHILOX_W0; k1 += PHILOX_W1; }
-        uint64_t p0 = (uint64_t)PHILOX_M0 * c0, p1 = (uint64_t)PHILOX_M1 * c2;
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c1 = (uint32_t)p1; c3 = (uint32_t)p0; c0 = n0; c2 = n2;
-    }
-    out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
-}
-
 typedef struct { uint32_t k0, k1, s0, s1; } stream_t;
 
 static inline stream_t mkstream(uint64_t key, uint64_t stream) {
@@ -85,8 +70,8 @@ static inline stream_t mkstream(uint64_t key, uint64_t stream) {
 }
 
 static inline void block(const stream_t *s, uint64_t b, uint32_t out[4]) {
-    uint32_t c[4] = {(uint32_t)b, (uint32_t)(b >> 32), s->s0, s->s1};
-    philox4x32_10(c, s->k0, s->k1, out);
+    out[0] = (uint32_t)b; out[1] = (uint32_t)(b >> 32); out[2] = s->s0; out[3] = s->s1;
+    tpf_philox_block(out, s->k0, s->k1);
 }
 
 /* PB blocks at once, lanes side by side so the rounds vectorise: the words of blocks
@@ -101,82 +86,16 @@ static inline void philox_batch(const stream_t *s, uint64_t b0, uint32_t hi_or, 
     }
     uint32_t k0 = s->k0, k1 = s->k1;
     for (int r = 0; r < 10; r++) {
-        if (r) { k0 += PHILOX_W0; k1 += PHILOX_W1; }
-        for (int j = 0; j < PB; j++) {
-            uint64_t p0 = (uint64_t)PHILOX_M0 * c0[j], p1 = (uint64_t)PHILOX_M1 * c2[j];
-            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[j] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3[j] ^ k1;
-            c1[j] = (uint32_t)p1; c3[j] = (uint32_t)p0; c0[j] = n0; c2[j] = n2;
-        }
+        if (r) TPF_PHILOX_BUMP(k0, k1);
+        for (int j = 0; j < PB; j++) TPF_PHILOX_ROUND(c0[j], c1[j], c2[j], c3[j], k0, k1);
     }
     for (int j = 0; j < PB; j++) {
         w[4 * j] = c0[j]; w[4 * j + 1] = c1[j]; w[4 * j + 2] = c2[j]; w[4 * j + 3] = c3[j];
     }
 }
 
-static inline double u53(uint32_t a, uint32_t b) {
-    return (double)(((uint64_t)a << 21) | (b >> 11)) * 0x1p-53;
-}
-
-static inline float u24(uint32_t w) { return (float)(w >> 8) * 0x1p-24f; }
-
 static inline uint64_t mulhi64(uint64_t a, uint64_t b) {
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
-}
-
-/* ---- log, sin, cos for Box-Muller (fdlibm's kernels; only +, -, *, /) -------------- */
-
-static inline double asdouble(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
-static inline uint64_t asuint64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
-
-/* natural log of a positive normal double (here u1 in [2^-53, 1]) */
-static inline double rng_log(double x) {
-    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
-                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
-                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
-                 Lg7 = 1.479819860511658591e-01,
-                 ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-    uint64_t bits = asuint64(x);
-    /* x = m * 2^k with m in [sqrt(2)/2, sqrt(2)) */
-    double k = asdouble((bits >> 52) | 0x4330000000000000ULL) - 4503599627370496.0 - 1023.0;
-    double m = asdouble((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
-    int big = m > 1.4142135623730951;
-    m = big ? m * 0.5 : m;
-    k = big ? k + 1.0 : k;
-    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
-    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
-    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
-    double R = t2 + t1, hfsq = 0.5 * f * f;
-    return k * ln2_hi - ((hfsq - (s * (hfsq + R) + k * ln2_lo)) - f);
-}
-
-/* sin and cos of 2 pi u for u in [0, 1): exact quarter-turn reduction on u itself */
-static inline void rng_sincos_2pi(double u, double *sn, double *cs) {
-    const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
-                 S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
-                 S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10,
-                 C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
-                 C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
-                 C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
-    double q = (4.0 * u + 6755399441055744.0) - 6755399441055744.0;  /* nearest quarter turn */
-    double a = (u - 0.25 * q) * 6.283185307179586476925286766559;     /* |a| <= pi/4 */
-    double z = a * a;
-    double s = a + a * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)))));
-    double hz = 0.5 * z, wc = 1.0 - hz;
-    double c = wc + (((1.0 - wc) - hz) + z * z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6))))));
-    double qm = q == 4.0 ? 0.0 : q;                                     /* quadrant 0..3 */
-    int swap = (qm == 1.0) | (qm == 3.0);
-    double s2 = swap ? c : s, c2 = swap ? s : c;
-    /* signs as exact multiplications by +-1 (selects here stop GCC vectorising) */
-    double h = (qm * 0.5 - 0.25 + 6755399441055744.0) - 6755399441055744.0;  /* 0, 0, 1, 1 */
-    *sn = (1.0 - 2.0 * h) * s2;                                           /* +, +, -, - */
-    *cs = (2.0 * (fabs(qm - 1.5) - 0.5) - 1.0) * c2;                      /* +, -, -, + */
-}
-
-static inline void box_muller(double u1, double u2, double *z0, double *z1) {
-    double r = sqrt(-2.0 * rng_log(u1)), sn, cs;
-    rng_sincos_2pi(u2, &sn, &cs);
-    *z0 = r * cs;
-    *z1 = r * sn;
 }
 
 /* ---- running batches over threads ------------------------------------------------ */
@@ -208,14 +127,10 @@ int tpf_philox4x32_10(const uint32_t *ctr, const uint32_t *key, uint32_t *out, i
     if (nblocks < 0) return TPF_EBADSIZE;
     /* block j uses the counter ctr + j (a 128-bit add, carrying through the words) */
     for (int64_t j = 0; j < nblocks; j++) {
-        uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
-        uint64_t add = (uint64_t)j;
-        for (int w = 0; w < 4 && add; w++) {
-            uint64_t s = (uint64_t)c[w] + (add & 0xffffffffu);
-            c[w] = (uint32_t)s;
-            add = (add >> 32) + (s >> 32);
-        }
-        philox4x32_10(c, key[0], key[1], out + 4 * j);
+        uint32_t *c = out + 4 * j;
+        c[0] = ctr[0]; c[1] = ctr[1]; c[2] = ctr[2]; c[3] = ctr[3];
+        tpf_philox_counter_add(c, (uint64_t)j);
+        tpf_philox_block(c, key[0], key[1]);
     }
     return TPF_OK;
 }
@@ -251,9 +166,9 @@ static void RNG_CLONES uniform_f32(const stream_t *s, float *o, int64_t n, int64
     int unit = lo == 0.0f && hi == 1.0f;
     EMIT_WORDS(4, {
         if (unit) {
-            for (int64_t i = 0; i < m; i++) o[e0 + i] = u24(w[i]);
+            for (int64_t i = 0; i < m; i++) o[e0 + i] = tpf_u24(w[i]);
         } else {
-            for (int64_t i = 0; i < m; i++) { float v = lo + u24(w[i]) * width; o[e0 + i] = v < hi ? v : below; }
+            for (int64_t i = 0; i < m; i++) { float v = lo + tpf_u24(w[i]) * width; o[e0 + i] = v < hi ? v : below; }
         }
     })
 }
@@ -263,7 +178,7 @@ static void RNG_CLONES uniform_f64(const stream_t *s, double *o, int64_t n, int6
     double width = hi - lo, below = nextafter(hi, lo);
     EMIT_WORDS(2, {
         for (int64_t i = 0; i < m; i++) {
-            double u = u53(w[2 * i], w[2 * i + 1]), v = lo + u * width;
+            double u = tpf_u53(w[2 * i], w[2 * i + 1]), v = lo + u * width;
             o[e0 + i] = v < hi ? v : below;
         }
     })
@@ -338,7 +253,7 @@ static void RNG_CLONES normal_f32(const stream_t *s, float *o, int64_t n, int64_
     double z[4 * PB];
     EMIT_WORDS(4, {
         for (int p = 0; p < 2 * PB; p++)
-            box_muller(((double)w[2 * p] + 1.0) * 0x1p-32, (double)w[2 * p + 1] * 0x1p-32, &z[2 * p], &z[2 * p + 1]);
+            tpf_box_muller(((double)w[2 * p] + 1.0) * 0x1p-32, (double)w[2 * p + 1] * 0x1p-32, &z[2 * p], &z[2 * p + 1]);
         for (int64_t i = 0; i < m; i++) o[e0 + i] = (float)(mean + stddev * z[i]);
     })
 }
@@ -348,7 +263,7 @@ static void RNG_CLONES normal_f64(const stream_t *s, double *o, int64_t n, int64
     double z[2 * PB];
     EMIT_WORDS(2, {
         for (int j = 0; j < PB; j++)
-            box_muller(u53(w[4 * j], w[4 * j + 1]) + 0x1p-53, u53(w[4 * j + 2], w[4 * j + 3]), &z[2 * j],
+            tpf_box_muller(tpf_u53(w[4 * j], w[4 * j + 1]) + 0x1p-53, tpf_u53(w[4 * j + 2], w[4 * j + 3]), &z[2 * j],
                        &z[2 * j + 1]);
         for (int64_t i = 0; i < m; i++) o[e0 + i] = mean + stddev * z[i];
     })
@@ -369,10 +284,10 @@ int tpf_random_normal(int dt, void *out, int64_t n, uint64_t key, uint64_t strea
  * is batched below): deterministic per element. */
 static double truncated_retry(const stream_t *s, uint64_t i) {
     for (uint32_t t = 1; t < 256; t++) {
-        uint32_t c[4] = {(uint32_t)i, (uint32_t)(i >> 32) | (t << 24), s->s0, s->s1}, w[4];
-        philox4x32_10(c, s->k0, s->k1, w);
+        uint32_t w[4] = {(uint32_t)i, (uint32_t)(i >> 32) | (t << 24), s->s0, s->s1};
+        tpf_philox_block(w, s->k0, s->k1);
         double z0, z1;
-        box_muller(u53(w[0], w[1]) + 0x1p-53, u53(w[2], w[3]), &z0, &z1);
+        tpf_box_muller(tpf_u53(w[0], w[1]) + 0x1p-53, tpf_u53(w[2], w[3]), &z0, &z1);
         if (fabs(z0) <= 2.0) return z0;
         if (fabs(z1) <= 2.0) return z1;
     }
@@ -389,7 +304,7 @@ static void RNG_CLONES truncated_any(const stream_t *s, void *out, int f32, int6
         int64_t m = n - b < PB ? n - b : PB;
         for (int j = 0; j < PB; j++) {
             double z0, z1;
-            box_muller(u53(w[4 * j], w[4 * j + 1]) + 0x1p-53, u53(w[4 * j + 2], w[4 * j + 3]), &z0, &z1);
+            tpf_box_muller(tpf_u53(w[4 * j], w[4 * j + 1]) + 0x1p-53, tpf_u53(w[4 * j + 2], w[4 * j + 3]), &z0, &z1);
             z[j] = fabs(z0) <= 2.0 ? z0 : (fabs(z1) <= 2.0 ? z1 : NAN);
         }
         for (int64_t j = 0; j < m; j++) {
@@ -413,12 +328,12 @@ int tpf_random_truncated_normal(int dt, void *out, int64_t n, uint64_t key, uint
 
 static void RNG_CLONES mask_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
     float keep = (float)(1.0 / (1.0 - rate));
-    EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)u24(w[i]) >= rate ? keep : 0.0f; })
+    EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)tpf_u24(w[i]) >= rate ? keep : 0.0f; })
 }
 
 static void RNG_CLONES mask_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
     double keep = 1.0 / (1.0 - rate);
-    EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)u24(w[i]) >= rate ? keep : 0.0; })
+    EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)tpf_u24(w[i]) >= rate ? keep : 0.0; })
 }
 
 int tpf_random_dropout_mask(int dt, void *out, int64_t n, uint64_t key, uint64_t stream, double rate) {
@@ -478,7 +393,7 @@ int tpf_random_categorical(int dt, const void *logits, int64_t batch, int64_t cl
                 uint64_t e = (uint64_t)(r * num_samples + k);
                 uint32_t w[4]; block(&s, e >> 1, w);
                 int j = (int)(e & 1);
-                double target = u53(w[2 * j], w[2 * j + 1]) * total;
+                double target = tpf_u53(w[2 * j], w[2 * j + 1]) * total;
                 int64_t lo = 0, hi = classes - 1;  /* first c with cdf[c] > target */
                 while (lo < hi) {
                     int64_t mid = lo + (hi - lo) / 2;

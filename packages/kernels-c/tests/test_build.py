@@ -31,7 +31,7 @@ def test_rebuild_with_new_cflags_ships_the_new_library(tmp_path):
     src.mkdir()
     for name in ("setup.py", "build_ffi.py", "pyproject.toml", "README.md"):
         shutil.copy(PKG / name, src / name)
-    for folder in ("csrc", "cdef"):
+    for folder in ("csrc", "cdef", "src/tapeflow/kernels/include"):   # include/: headers shared with the GPU
         shutil.copytree(PKG / folder, src / folder)
     so = _build(src, "first")
     assert _library_info(so).endswith("TPF_BUILD_TAG=first")

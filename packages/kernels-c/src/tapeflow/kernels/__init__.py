@@ -15,6 +15,8 @@ Nothing is loaded at import: the compiled library is opened on first use.
 from __future__ import annotations
 
 import importlib
+import pathlib
+import re
 import threading
 
 __version__ = "0.1.0"
@@ -25,21 +27,51 @@ DTYPE_CODES = {
     "int16": 6, "int32": 7, "int64": 8, "bool": 9,
 }
 
-# op codes, in the order of the enums in csrc/*.h
-BINARY_OPS = (
-    "add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum", "atan2",
-    "squared_difference", "div_no_nan", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "left_shift", "right_shift", "relu_grad", "tanh_grad", "sigmoid_grad",
-    "truncatediv", "truncatemod",
-)
-UNARY_OPS = (
-    "neg", "abs", "sign", "square", "sqrt", "rsqrt", "exp", "expm1", "log", "log1p", "sin", "cos",
-    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
-    "relu", "softplus", "elu", "gelu", "selu", "floor", "ceil", "round", "reciprocal", "erf",
-    "erfc", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "relu6", "leaky_relu",
-    "log_sigmoid", "silu", "lgamma", "digamma", "softsign", "polygamma",
-)
+# Element-wise op codes: the rows of include/elementwise.def, the one list the C enums, the CPU
+# loops and the GPU kernels are generated from.  Each op also has the kinds of its dtype classes
+# (float, int, bool; "NO" for none): see the .def's header.
+_DEF_ROW = re.compile(r"^TPF_(BINARY|UNARY)\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*\w+\s*,"
+                      r"\s*(\w+)\s*,\s*\w+\s*,\s*(\w+)\s*,\s*\w+\s*\)", re.MULTILINE)
+_KIND_DTYPES = {
+    "FV": ("float32", "float64"), "F": ("float32", "float64"), "FS": ("float32", "float64"),
+    "FB": ("float32", "float64"), "I": ("int8", "uint8", "int16", "int32", "int64"),
+    "ID": ("int8", "uint8", "int16", "int32", "int64"), "IP": ("int8", "uint8", "int16", "int32", "int64"),
+    "IB": ("int8", "uint8", "int16", "int32", "int64"), "B": ("bool",), "NO": (),
+}
+
+
+def _read_elementwise_def() -> dict:
+    rows: dict = {"BINARY": {}, "UNARY": {}}
+    text = (pathlib.Path(__file__).with_name("include") / "elementwise.def").read_text()
+    for arity, name, upper, fk, ik, bk in _DEF_ROW.findall(text):
+        if upper != name.upper() or name in rows[arity] or not {fk, ik, bk} <= set(_KIND_DTYPES):
+            raise ImportError(f"elementwise.def: bad row for {name!r}")   # pragma: no cover
+        rows[arity][name] = _KIND_DTYPES[fk] + _KIND_DTYPES[ik] + _KIND_DTYPES[bk]
+    return rows
+
+
+_ELEMENTWISE = _read_elementwise_def()
+BINARY_OPS = tuple(_ELEMENTWISE["BINARY"])
+UNARY_OPS = tuple(_ELEMENTWISE["UNARY"])
+
+
+def elementwise_dtypes(op: str, arity: int = 2) -> tuple:
+    """The dtypes the element-wise kernel ``op`` (``arity`` 1: unary, 2: binary) has loops for,
+    as elementwise.def declares them (float16/bfloat16 reach float32 loops through casts in core;
+    a GPU without float64 lacks the float64 ones).
+
+    Raises KeyError for an op that is not in the list.
+
+    >>> from tapeflow.kernels import elementwise_dtypes
+    >>> elementwise_dtypes("logical_and"), elementwise_dtypes("sqrt", 1)
+    (('bool',), ('float32', 'float64'))
+    """
+    table = _ELEMENTWISE["UNARY" if arity == 1 else "BINARY"]
+    if arity not in (1, 2) or op not in table:
+        raise KeyError(f"no {'unary' if arity == 1 else 'binary'} element-wise op {op!r} (arity {arity})")
+    return table[op]
+
+
 REDUCE_OPS = ("sum", "prod", "mean", "max", "min", "any", "all")
 BINARY_CODES = {name: i for i, name in enumerate(BINARY_OPS)}
 UNARY_CODES = {name: i for i, name in enumerate(UNARY_OPS)}

@@ -127,7 +127,9 @@ def source(family: str) -> str:
     >>> "KERNEL binary_##NAME" in source("elementwise") or "binary_" in source("elementwise")
     True
     """
-    return (SOURCE_DIR / "tpf_gpu.h").read_text() + "\n" + (SOURCE_DIR / f"{family}.cl").read_text()
+    from .kernel_sources import gpu_source   # include/ headers (scalar math, Philox, op list) expanded
+
+    return gpu_source(family)
 
 
 class DeviceBuffer:

@@ -5,28 +5,19 @@
  * of (key, stream, its index) through the mapping csrc/random.c documents, evaluated
  * here with the same integer and floating-point operations (no contraction), so the
  * words, the uniforms, the integers, the normals (through the CPU's own log, sin and
- * cos below), the dropout masks and the shuffles are bit for bit the CPU's.  The
+ * cos in philox.h), the dropout masks and the shuffles are bit for bit the CPU's.  The
  * categorical draws use exp from the math library, as the CPU does: a last-bit
  * difference moves a draw only within 2^-50 of a class boundary.
  */
 
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
+#include "philox.h"   /* Philox, u24/u53, log/sin/cos and Box-Muller: csrc/random.c's */
 
 typedef struct { u32 v[4]; } words_t;
 
 DEV words_t philox(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
-    for (int r = 0; r < 10; r++) {
-        if (r) { k0 += PHILOX_W0; k1 += PHILOX_W1; }
-        u32 hi0 = MULHI_U32(PHILOX_M0, c0), lo0 = PHILOX_M0 * c0;
-        u32 hi1 = MULHI_U32(PHILOX_M1, c2), lo1 = PHILOX_M1 * c2;
-        u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-        c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
-    }
     words_t w;
     w.v[0] = c0; w.v[1] = c1; w.v[2] = c2; w.v[3] = c3;
+    tpf_philox_block(w.v, k0, k1);
     return w;
 }
 
@@ -34,25 +25,15 @@ DEV words_t block(u64 key, u64 stream, u64 b) {
     return philox((u32)b, (u32)(b >> 32), (u32)stream, (u32)(stream >> 32), (u32)key, (u32)(key >> 32));
 }
 
-DEV float u24(u32 w) { return (float)(w >> 8) * 5.9604644775390625e-8f; }   /* 2^-24 */
-#ifdef TPF_FP64
-DEV double u53(u32 a, u32 b) { return (double)(((u64)a << 21) | (b >> 11)) * 1.1102230246251565e-16; } /* 2^-53 */
-#endif
-
 /* ---- raw blocks: block j uses the counter ctr + j (128-bit add) --------------------- */
 KERNEL philox_raw(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1, G u32 *out, i64 nblocks) {
     i64 j = GID0();
     if (j >= nblocks) return;
     u32 c[4];
     c[0] = c0; c[1] = c1; c[2] = c2; c[3] = c3;
-    u64 add = (u64)j;
-    for (int w = 0; w < 4 && add; w++) {
-        u64 s = (u64)c[w] + (add & 0xffffffffu);
-        c[w] = (u32)s;
-        add = (add >> 32) + (s >> 32);
-    }
-    words_t r = philox(c[0], c[1], c[2], c[3], k0, k1);
-    for (int w = 0; w < 4; w++) out[4 * j + w] = r.v[w];
+    tpf_philox_counter_add(c, (u64)j);
+    tpf_philox_block(c, k0, k1);
+    for (int w = 0; w < 4; w++) out[4 * j + w] = c[w];
 }
 
 /* ---- uniform floats ----------------------------------------------------------------- */
@@ -63,7 +44,7 @@ KERNEL random_uniform_f32(G float *o, i64 n, u64 key, u64 stream, wf lo, wf hi) 
     int unit = flo == 0.0f && fhi == 1.0f;
     words_t w = block(key, stream, (u64)b);
     for (int j = 0; j < 4 && b * 4 + j < n; j++) {
-        float u = u24(w.v[j]);
+        float u = tpf_u24(w.v[j]);
         if (!unit) { float v = flo + u * fw; u = v < fhi ? v : nextafter(fhi, flo); }
         o[b * 4 + j] = u;
     }
@@ -76,7 +57,7 @@ KERNEL random_uniform_f64(G double *o, i64 n, u64 key, u64 stream, double lo, do
     int unit = lo == 0.0 && hi == 1.0;
     words_t w = block(key, stream, (u64)b);
     for (int j = 0; j < 2 && b * 2 + j < n; j++) {
-        double u = u53(w.v[2 * j], w.v[2 * j + 1]);
+        double u = tpf_u53(w.v[2 * j], w.v[2 * j + 1]);
         if (!unit) { double v = lo + u * width; u = v < hi ? v : nextafter(hi, lo); }
         o[b * 2 + j] = u;
     }
@@ -132,62 +113,13 @@ KERNEL random_uniform_int_i64(G i64 *o, i64 n, u64 key, u64 stream, i64 lo, i64 
 
 /* ---- normals (Box-Muller in double) ------------------------------------------------------ */
 #ifdef TPF_FP64
-/* log, sin and cos are csrc/random.c's (fdlibm's kernels, only +, -, *, / and sqrt), not the
- * device's math library: with IEEE double arithmetic and no contraction, bit for bit the CPU's */
-DEV double rng_log(double x) {
-    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01,
-                 Lg3 = 2.857142874366239149e-01, Lg4 = 2.222219843214978396e-01,
-                 Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
-                 Lg7 = 1.479819860511658591e-01,
-                 ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
-    u64 bits = AS_U64(x);
-    double k = AS_F64((bits >> 52) | 0x4330000000000000UL) - 4503599627370496.0 - 1023.0;
-    double m = AS_F64((bits & 0x000fffffffffffffUL) | 0x3ff0000000000000UL);
-    int big = m > 1.4142135623730951;
-    m = big ? m * 0.5 : m;
-    k = big ? k + 1.0 : k;
-    double f = m - 1.0, s = f / (2.0 + f), z = s * s, w = z * z;
-    double t1 = w * (Lg2 + w * (Lg4 + w * Lg6));
-    double t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
-    double R = t2 + t1, hfsq = 0.5 * f * f;
-    return k * ln2_hi - ((hfsq - (s * (hfsq + R) + k * ln2_lo)) - f);
-}
-
-DEV void rng_sincos_2pi(double u, double *sn, double *cs) {
-    const double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
-                 S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
-                 S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10,
-                 C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
-                 C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
-                 C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
-    double q = (4.0 * u + 6755399441055744.0) - 6755399441055744.0;
-    double a = (u - 0.25 * q) * 6.283185307179586476925286766559;
-    double z = a * a;
-    double s = a + a * z * (S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)))));
-    double hz = 0.5 * z, wc = 1.0 - hz;
-    double c = wc + (((1.0 - wc) - hz) + z * z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6))))));
-    double qm = q == 4.0 ? 0.0 : q;
-    int swap = (qm == 1.0) | (qm == 3.0);
-    double s2 = swap ? c : s, c2 = swap ? s : c;
-    double h = (qm * 0.5 - 0.25 + 6755399441055744.0) - 6755399441055744.0;
-    *sn = (1.0 - 2.0 * h) * s2;
-    *cs = (2.0 * (fabs(qm - 1.5) - 0.5) - 1.0) * c2;
-}
-
-DEV void box_muller(double u1, double u2, double *z0, double *z1) {
-    double r = sqrt(-2.0 * rng_log(u1)), sn, cs;
-    rng_sincos_2pi(u2, &sn, &cs);
-    *z0 = r * cs;
-    *z1 = r * sn;
-}
-
 KERNEL random_normal_f32(G float *o, i64 n, u64 key, u64 stream, double mean, double stddev) {
     i64 b = GID0();
     if (b * 4 >= n) return;
     words_t w = block(key, stream, (u64)b);
     double z[4];
-    box_muller(((double)w.v[0] + 1.0) * 2.3283064365386963e-10, (double)w.v[1] * 2.3283064365386963e-10, &z[0], &z[1]);
-    box_muller(((double)w.v[2] + 1.0) * 2.3283064365386963e-10, (double)w.v[3] * 2.3283064365386963e-10, &z[2], &z[3]);
+    tpf_box_muller(((double)w.v[0] + 1.0) * 2.3283064365386963e-10, (double)w.v[1] * 2.3283064365386963e-10, &z[0], &z[1]);
+    tpf_box_muller(((double)w.v[2] + 1.0) * 2.3283064365386963e-10, (double)w.v[3] * 2.3283064365386963e-10, &z[2], &z[3]);
     for (int j = 0; j < 4 && b * 4 + j < n; j++) o[b * 4 + j] = (float)(mean + stddev * z[j]);
 }
 KERNEL random_normal_f64(G double *o, i64 n, u64 key, u64 stream, double mean, double stddev) {
@@ -195,7 +127,7 @@ KERNEL random_normal_f64(G double *o, i64 n, u64 key, u64 stream, double mean, d
     if (b * 2 >= n) return;
     words_t w = block(key, stream, (u64)b);
     double z[2];
-    box_muller(u53(w.v[0], w.v[1]) + 1.1102230246251565e-16, u53(w.v[2], w.v[3]), &z[0], &z[1]);
+    tpf_box_muller(tpf_u53(w.v[0], w.v[1]) + 1.1102230246251565e-16, tpf_u53(w.v[2], w.v[3]), &z[0], &z[1]);
     for (int j = 0; j < 2 && b * 2 + j < n; j++) o[b * 2 + j] = mean + stddev * z[j];
 }
 
@@ -205,7 +137,7 @@ DEV double truncated_draw(u64 key, u64 stream, u64 i) {
         words_t w = philox((u32)i, (u32)(i >> 32) | (t << 24), (u32)stream, (u32)(stream >> 32), (u32)key,
                            (u32)(key >> 32));
         double z0, z1;
-        box_muller(u53(w.v[0], w.v[1]) + 1.1102230246251565e-16, u53(w.v[2], w.v[3]), &z0, &z1);
+        tpf_box_muller(tpf_u53(w.v[0], w.v[1]) + 1.1102230246251565e-16, tpf_u53(w.v[2], w.v[3]), &z0, &z1);
         if (fabs(z0) <= 2.0) return z0;
         if (fabs(z1) <= 2.0) return z1;
     }
@@ -227,7 +159,7 @@ KERNEL random_dropout_mask_##DS(G T *o, i64 n, u64 key, u64 stream, wf rate, T k
     i64 b = GID0();                                                                                 \
     if (b * 4 >= n) return;                                                                         \
     words_t w = block(key, stream, (u64)b);                                                         \
-    for (int j = 0; j < 4 && b * 4 + j < n; j++) o[b * 4 + j] = (wf)u24(w.v[j]) >= rate ? keep : (T)0; \
+    for (int j = 0; j < 4 && b * 4 + j < n; j++) o[b * 4 + j] = (wf)tpf_u24(w.v[j]) >= rate ? keep : (T)0; \
 }
 DROPOUT(f32, float)
 #ifdef TPF_FP64
@@ -249,7 +181,7 @@ KERNEL random_categorical_##DS##_##OS(const G T *logits, i64 batch, i64 classes,
         u64 e = (u64)(r * num_samples + s);                                                         \
         words_t w = block(key, stream, e >> 1);                                                     \
         int j = (int)(e & 1);                                                                       \
-        double target = u53(w.v[2 * j], w.v[2 * j + 1]) * total;                                    \
+        double target = tpf_u53(w.v[2 * j], w.v[2 * j + 1]) * total;                                    \
         i64 lo = 0, hi = classes - 1;                                                               \
         while (lo < hi) { i64 mid = lo + (hi - lo) / 2; if (c[mid] > target) hi = mid; else lo = mid + 1; } \
         out[e] = (OT)lo;                                                                            \

@@ -14,6 +14,7 @@
  */
 #ifndef TPF_GPU_H
 #define TPF_GPU_H
+#define TPF_GPU 1   /* include/scalar_math.h and philox.h: the GPU side of their guards */
 
 #define TPF_MAXDIMS 12
 
