@@ -125,6 +125,13 @@ class _FakeKernels:
     def get_backend(self, name="cpu"):
         return self._be[name]
 
+    def available_devices(self):
+        from tapeflow.kernels import DeviceInfo
+
+        return [DeviceInfo("cpu:0", "cpu", 0, False, "CPU")] + [
+            DeviceInfo(f"{k}:{i}", k, i, t == "gpu", {"cuda": "CUDA", "opencl": "OpenCL"}[k])
+            for k in ("cuda", "opencl") for i, t in enumerate(self._be[k].device_types())]
+
 
 def _fake_registry(monkeypatch, **kw):
     monkeypatch.setattr(devices, "kernels", _FakeKernels(**kw))

@@ -1,7 +1,9 @@
 """Devices: where a tensor lives and where an op runs.
 
-Names are ``cpu:0``, ``opencl:0``, ``cuda:0``; ``gpu`` means the first
-GPU (CUDA, then an OpenCL GPU).  TensorFlow spellings are accepted
+Names are ``kind:index``: ``cpu:0``, ``opencl:0``, ``cuda:0``, or any kind a driver
+registered with :func:`tapeflow.kernels.register_backend` (the kinds, their devices
+and which of them are GPUs come from that registry, not from here); ``gpu`` means
+the first GPU (CUDA, then an OpenCL GPU, in the registry's order).  TensorFlow spellings are accepted
 (``/cpu:0``, ``/device:GPU:0``, ``/job:localhost/replica:0/task:0/device:CPU:0``).
 
 An op runs on the device of the innermost ``tf.device(...)`` scope, else on the
@@ -27,14 +29,14 @@ from tapeflow import kernels
 
 from . import errors
 
-_KINDS = ("cpu", "opencl", "cuda")
 _SPEC = re.compile(r"^(?:/job:[^/]+)?(?:/replica:\d+)?(?:/task:\d+)?/?(?:device:)?([A-Za-z]+)(?::(\d+))?$")
 
 
 class Device:
-    """A device: ``kind`` (cpu, opencl, cuda), ``index``, and the backend that runs its kernels."""
+    """A device: ``kind`` (cpu, opencl, cuda, or another registered kind), ``index``, and the backend that
+    runs its kernels."""
 
-    __slots__ = ("name", "kind", "index", "_backend", "__weakref__")
+    __slots__ = ("__weakref__", "_backend", "index", "kind", "name")
 
     def __init__(self, kind: str, index: int = 0):
         self.kind, self.index = kind, index
@@ -112,34 +114,22 @@ def canonical_name(spec: str) -> str:
     if not m:
         raise ValueError(f"malformed device name {spec!r}; expected e.g. 'cpu:0', 'gpu:0', '/device:GPU:0'")
     kind, index = m.group(1).lower(), int(m.group(2) or 0)
-    if kind not in _KINDS + ("gpu",):
-        raise ValueError(f"unknown device kind {kind!r} in {spec!r}; allowed: cpu, gpu, opencl, cuda")
+    kinds = kernels.backend_names()
+    if kind != "gpu" and kind not in kinds:
+        raise ValueError(f"unknown device kind {kind!r} in {spec!r}; allowed: {', '.join(('gpu', *kinds))}")
     return f"{kind}:{index}"
 
 
 def _probe() -> list:
-    """``(name, device_type)`` of every accelerator device that works here, in index order.
+    """``(name, device_type)`` of every accelerator device that works here, in the registry's order.
 
-    The device type is TensorFlow's: ``"GPU"`` for CUDA devices and OpenCL devices of GPU
-    type, else the backend's own kind (``"OpenCL"`` for a CPU-type OpenCL device such as
+    The kernel library's backend registry (:func:`tapeflow.kernels.available_devices`) says
+    which devices exist and which are GPUs; the device type is TensorFlow's: ``"GPU"`` for a
+    GPU, else the kind's type name (``"OpenCL"`` for a CPU-type OpenCL device such as
     pocl's).  Listing (``tf.config.list_physical_devices``) and placement (``gpu:N``) both
     read this one list, so they agree.
     """
-    found = []
-    for kind in ("cuda", "opencl"):
-        if kind not in kernels.backend_names():
-            continue
-        try:
-            be = kernels.get_backend(kind)
-        except Exception:  # noqa: BLE001, S112 - no driver or no device: nothing of this kind here
-            continue
-        types = getattr(be, "device_types", None)
-        kinds = types() if types is not None else ["gpu"] * getattr(be, "device_count", lambda: 1)()
-        found += [(f"{kind}:{i}", "GPU" if t == "gpu" else _TYPE[kind]) for i, t in enumerate(kinds)]
-    return found
-
-
-_TYPE = {"cpu": "CPU", "cuda": "CUDA", "opencl": "OpenCL"}
+    return [(d.name, "GPU" if d.is_gpu else d.type_name) for d in kernels.available_devices() if d.kind != "cpu"]
 
 
 def accelerators() -> list:

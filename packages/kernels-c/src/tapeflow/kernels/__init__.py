@@ -18,6 +18,7 @@ import importlib
 import pathlib
 import re
 import threading
+from typing import NamedTuple
 
 __version__ = "0.1.0"
 
@@ -89,11 +90,12 @@ _STATUS = {
     EBADARG: "invalid argument",
 }
 
-_BACKENDS = {
-    "cpu": "tapeflow.kernels.cpu:CPUBackend",
-    "opencl": "tapeflow.kernels.opencl:OpenCLBackend",
-    "cuda": "tapeflow.kernels.cuda:CUDABackend",
-}
+#: the modules of the built-in drivers, imported on the first question to the registry (each calls
+#: register_backend for its kind); the order is the listing order (CUDA GPUs before OpenCL ones)
+_DRIVERS = ("tapeflow.kernels.cpu", "tapeflow.kernels.cuda", "tapeflow.kernels.opencl")
+_REGISTRY: dict = {}
+_driver_errors: dict = {}
+_drivers_loaded = False
 _instances: dict = {}
 _lock = threading.RLock()
 
@@ -115,13 +117,152 @@ def status_message(status: int) -> str:
     return _STATUS.get(status, f"unknown status {status}")
 
 
-def register_backend(name: str, target: str) -> None:
-    """Make a backend class importable by name (``"module:Class"``)."""
-    _BACKENDS[name] = target
+class BackendKind(NamedTuple):
+    """A registered backend kind: how to make its backends, how many devices it has, which are GPUs."""
+
+    kind: str
+    factory: object
+    is_gpu: object
+    count: object
+    type_name: str
+
+    def device_count(self) -> int:
+        """Devices of this kind on this machine (0 when its driver or device is missing)."""
+        try:
+            return int(self.count())
+        except Exception:  # noqa: BLE001 - a missing or broken driver: no device of this kind here
+            return 0
+
+    def device_is_gpu(self, index: int) -> bool:
+        """Whether device ``index`` of this kind is a GPU (what ``gpu:N`` and ``list_physical_devices("GPU")`` mean)."""
+        return bool(self.is_gpu(index) if callable(self.is_gpu) else self.is_gpu)
+
+
+class DeviceInfo(NamedTuple):
+    """A device that works here: ``name`` (``"kind:index"``), its kind, index, whether it is a GPU, and its
+    kind's type name (``"CPU"``, ``"OpenCL"``, ``"CUDA"``, ...)."""
+
+    name: str
+    kind: str
+    index: int
+    is_gpu: bool
+    type_name: str
+
+
+def register_backend(kind: str, factory, *, is_gpu, count=None, type_name: str | None = None) -> None:
+    """Add a backend kind to the registry, or replace one: ``tf.device(f"{kind}:N")`` then runs on it.
+
+    ``factory(index)`` makes the backend of device ``index`` (called once per device, on first
+    use; it raises :class:`BackendUnavailable` when it cannot run); a ``"module:attr"`` string is
+    imported then.  ``is_gpu``: ``True``/``False`` for every device of the kind, or a callable
+    ``is_gpu(index) -> bool`` (OpenCL: a GPU-type device is a GPU, pocl's CPU device is not).
+    ``count()`` says how many devices the kind has here (default: one); ``type_name`` is
+    TensorFlow's device type of its non-GPU devices (default: the kind).  A driver module calls
+    this when imported; the built-in drivers are imported on the first question to the registry.
+
+    >>> import tapeflow.kernels as K
+    >>> K.register_backend("doctestcpu", lambda index: K.get_backend("cpu"), is_gpu=False)
+    >>> "doctestcpu" in K.backend_names(), K.get_backend("doctestcpu:0") is K.get_backend("cpu")
+    (True, True)
+    >>> [d.name for d in K.available_devices() if d.kind == "doctestcpu"]
+    ['doctestcpu:0']
+    >>> K.unregister_backend("doctestcpu")
+    """
+    if not isinstance(kind, str) or not kind.isalpha() or kind != kind.lower() or kind == "gpu":
+        raise ValueError(f"a backend kind is a lower-case word other than 'gpu', got {kind!r}")
+    if not (callable(factory) or isinstance(factory, str)):
+        raise TypeError(f"factory must be a callable or a 'module:attr' string, got {type(factory).__name__}")
+    if not (isinstance(is_gpu, bool) or callable(is_gpu)):
+        raise TypeError(f"is_gpu must be a bool or a callable(index), got {type(is_gpu).__name__}")
+    if count is not None and not callable(count):
+        raise TypeError(f"count must be a callable returning the number of devices, got {type(count).__name__}")
+    with _lock:
+        _load_drivers()   # the built-in kinds first (a no-op while a driver registers itself)
+        _REGISTRY[kind] = BackendKind(kind, factory, is_gpu, count or (lambda: 1), type_name or kind)
+        for name in [n for n in _instances if n.partition(":")[0] == kind]:
+            del _instances[name]
+
+
+def unregister_backend(kind: str) -> None:
+    """Remove a backend kind (and its backends) from the registry.
+
+    >>> import tapeflow.kernels as K
+    >>> K.unregister_backend("nosuchkind")
+    Traceback (most recent call last):
+    ...
+    KeyError: "no backend kind 'nosuchkind' is registered"
+    """
+    with _lock:
+        _load_drivers()
+        if kind not in _REGISTRY:
+            raise KeyError(f"no backend kind {kind!r} is registered")
+        del _REGISTRY[kind]
+        for name in [n for n in _instances if n.partition(":")[0] == kind]:
+            del _instances[name]
+
+
+def _load_drivers() -> None:
+    global _drivers_loaded
+    if _drivers_loaded:
+        return
+    with _lock:
+        if not _drivers_loaded:
+            _drivers_loaded = True
+            for mod in _DRIVERS:
+                try:
+                    importlib.import_module(mod)
+                except ImportError as e:   # the kind stays unregistered; get_backend says why
+                    _driver_errors[mod.rpartition(".")[2]] = f"{type(e).__name__}: {e}"
 
 
 def backend_names() -> tuple:
-    return tuple(_BACKENDS)
+    """The registered backend kinds, in listing order.
+
+    >>> from tapeflow.kernels import backend_names
+    >>> backend_names()[:3]
+    ('cpu', 'cuda', 'opencl')
+    """
+    _load_drivers()
+    return tuple(_REGISTRY)
+
+
+def backend_kind(kind: str) -> BackendKind:
+    """The registry's entry for ``kind``; :class:`BackendUnavailable` for a kind nobody registered.
+
+    >>> from tapeflow.kernels import backend_kind
+    >>> backend_kind("cuda").device_is_gpu(0), backend_kind("cpu").type_name
+    (True, 'CPU')
+    """
+    _load_drivers()
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        why = f" ({_driver_errors[kind]})" if kind in _driver_errors else ""
+        raise BackendUnavailable(f"no backend named {kind!r}{why}; known: {', '.join(_REGISTRY)}") from None
+
+
+def available_devices() -> list:
+    """Every device that works here, as :class:`DeviceInfo`, kind by kind in registration order.
+
+    A kind's devices are listed when it has some and its first one starts.
+
+    >>> from tapeflow.kernels import available_devices
+    >>> available_devices()[0]
+    DeviceInfo(name='cpu:0', kind='cpu', index=0, is_gpu=False, type_name='CPU')
+    """
+    _load_drivers()
+    found = []
+    for entry in list(_REGISTRY.values()):
+        n = entry.device_count()
+        if n <= 0:
+            continue
+        try:
+            get_backend(entry.kind)
+        except Exception:  # noqa: BLE001, S112 - no driver or no usable device: nothing of this kind here
+            continue
+        found += [DeviceInfo(f"{entry.kind}:{i}", entry.kind, i, entry.device_is_gpu(i), entry.type_name)
+                  for i in range(n)]
+    return found
 
 
 def get_backend(name: str = "cpu"):
@@ -132,17 +273,22 @@ def get_backend(name: str = "cpu"):
     """
     inst = _instances.get(name)
     if inst is None:
+        kind, _, index = name.partition(":")
+        if index in ("", "0"):
+            name, idx = kind, 0
+        elif index.isdigit():
+            idx = int(index)
+        else:
+            raise BackendUnavailable(f"malformed backend name {name!r}; expected 'kind' or 'kind:index'")
         with _lock:
             inst = _instances.get(name)
             if inst is None:
-                kind, _, index = name.partition(":")
-                try:
-                    target = _BACKENDS[kind]
-                except KeyError:
-                    raise BackendUnavailable(
-                        f"no backend named {name!r}; known: {', '.join(_BACKENDS)}") from None
-                mod, _, cls = target.partition(":")
-                klass = getattr(importlib.import_module(mod), cls)
-                inst = klass(int(index)) if index not in ("", "0") else klass()
+                factory = backend_kind(kind).factory
+                if isinstance(factory, str):
+                    mod, _, attr = factory.partition(":")
+                    factory = getattr(importlib.import_module(mod), attr)
+                inst = factory(idx)
                 _instances[name] = inst
+                if idx == 0:
+                    _instances[kind + ":0"] = inst
     return inst

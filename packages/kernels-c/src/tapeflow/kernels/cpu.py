@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from . import BackendUnavailable, register_backend
 from .backend import Backend
 
 
@@ -67,3 +68,12 @@ class CPUBackend(Backend):
 
     def threads(self) -> int:
         return self.lib.tpf_get_num_threads()
+
+
+def _cpu_backend(index: int = 0) -> CPUBackend:
+    if index != 0:
+        raise BackendUnavailable(f"cpu:{index} does not exist; the CPU is cpu:0")
+    return CPUBackend()
+
+
+register_backend("cpu", _cpu_backend, is_gpu=False, type_name="CPU")

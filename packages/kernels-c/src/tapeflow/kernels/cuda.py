@@ -14,6 +14,13 @@ per device: ops enqueue and return; the host waits when it reads a value.
 ``tools/compile_cuda.py`` compiles every family with nvcc (the ``cuda_compile`` nox
 session), so the sources are checked where there is no GPU.
 
+This module is the driver only (memory, modules, launches, errors, cuBLAS); the
+allocator, the launcher and the kernel table are shared with the OpenCL backend
+(:mod:`tapeflow.kernels.gpu_common`, :mod:`tapeflow.kernels.gpu_entries`), kernel
+arguments marshalled by the signature language of
+:mod:`tapeflow.kernels.gpu_contract`.  The backend registers itself as kind
+``cuda``, every device a GPU (:func:`tapeflow.kernels.register_backend`).
+
 >>> from tapeflow.kernels import cuda
 >>> isinstance(cuda.device_count(), int)   # 0 where there is no CUDA driver
 True
@@ -25,12 +32,10 @@ import hashlib
 import os
 import pathlib
 import threading
-from typing import ClassVar
-
-import numpy as np
-
-from . import BackendUnavailable
-from .gpu_common import DeviceBuffer, GPUBackend, out_of_memory, source
+from . import BackendUnavailable, register_backend
+from .gpu_common import DeviceBuffer, out_of_memory, source
+from .gpu_contract import ctype
+from .gpu_entries import GPUBackend
 
 _CDEF = """
 typedef int CUresult;
@@ -346,9 +351,6 @@ class CUDABackend(GPUBackend):
         return f[0]
 
     # --------------------------------------------------------------- launching
-    _CTYPES: ClassVar[dict] = {"l": "int64_t *", "i": "int32_t *", "I": "uint32_t *", "L": "uint64_t *", "d": "double *",
-               "f": "float *", "p": "double *"}
-
     def _launch(self, k, gsize, lsize, sig, args):
         ffi = self.ffi
         if len(sig) != len(args):  # pragma: no cover - a wrapper bug
@@ -357,12 +359,10 @@ class CUDABackend(GPUBackend):
         for code, v in zip(sig, args):
             if code == "B":
                 keep.append(v.arg if v is not None and type(v) is DeviceBuffer else self._null_mem.arg)
-            elif code == "D":
-                keep.append(ffi.new("int64_t[12]", list(v)))
-            elif code == "G":
-                keep.append(ffi.new("int64_t[16]", list(v)))
+            elif code in "DG":
+                keep.append(ffi.new(ctype(code)[0], list(v)))
             else:
-                keep.append(ffi.new(self._CTYPES[code], v))
+                keep.append(ffi.new(ctype(code)[0] + " *", v))
         params = ffi.new("void *[]", [ffi.cast("void *", p) for p in keep])
         g = list(gsize) + [1] * (3 - len(gsize))
         b = list(lsize) + [1] * (3 - len(lsize))
@@ -373,10 +373,10 @@ class CUDABackend(GPUBackend):
         self._check(st, "cuLaunchKernel")
 
     # ------------------------------------------------------------------ matmul
-    def _matmul(self, kern, dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out):
+    def _matmul(self, dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out):
         """float32/float64 through cuBLAS when present (row-major C = op(A) op(B) as C^T = op(B)^T op(A)^T)."""
         if self._blas is None or dt not in (2, 3):
-            return super()._matmul(kern, dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out)
+            return super()._matmul(dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out)
         ffi = self.ffi
         ctype = "float" if dt == 2 else "double"
         fn = self.cublas.cublasSgemmStridedBatched if dt == 2 else self.cublas.cublasDgemmStridedBatched
@@ -392,4 +392,5 @@ class CUDABackend(GPUBackend):
         return 0
 
 
-_ = np
+
+register_backend("cuda", CUDABackend, is_gpu=True, count=device_count, type_name="CUDA")

@@ -12,8 +12,13 @@ keeps such a cache itself (``~/.cache/pocl/kcache``) and would compile every
 kernel of a program up front if asked for its binary.
 
 One in-order command queue per device: ops enqueue and return; the host waits
-when it reads a value.  The allocator and the kernel table are shared with the
-CUDA backend (:mod:`tapeflow.kernels.gpu_common`).
+when it reads a value.  This module is the driver only (memory, programs, launches,
+errors); the allocator, the launcher and the kernel table are shared with the CUDA
+backend (:mod:`tapeflow.kernels.gpu_common`, :mod:`tapeflow.kernels.gpu_entries`),
+kernel arguments marshalled by the signature language of
+:mod:`tapeflow.kernels.gpu_contract`.  The backend registers itself as kind
+``opencl`` (:func:`tapeflow.kernels.register_backend`); a device is a GPU when its
+OpenCL type is (pocl's CPU device is not).
 
 Device ``opencl:i`` is the i-th device over all platforms (``device_count()``).
 Set ``TAPEFLOW_OPENCL_LIB`` to use another OpenCL loader.
@@ -31,11 +36,11 @@ import os
 import pathlib
 import threading
 
-import numpy as np
-
-from . import BackendUnavailable
+from . import BackendUnavailable, register_backend
 from . import _clbind as B
-from .gpu_common import DeviceBuffer, GPUBackend, out_of_memory, source
+from .gpu_common import DeviceBuffer, out_of_memory, source
+from .gpu_contract import ctype
+from .gpu_entries import GPUBackend
 
 _API = None
 _LOCK = threading.RLock()   # the first calls may come from several threads at once
@@ -193,14 +198,10 @@ class OpenCLBackend(GPUBackend):
         self._err = err
         self._gs = ffi.new("size_t[3]")
         self._ls = ffi.new("size_t[3]")
-        self._i32 = ffi.new("int32_t[32]")
-        self._i64 = ffi.new("int64_t[32]")
-        self._u64 = ffi.new("uint64_t[32]")
-        self._f64 = ffi.new("double[32]")
-        self._f32 = ffi.new("float[32]")
-        self._dims = [ffi.new("int64_t[12]") for _ in range(32)]
+        # one value slot per argument position and code (a kernel reads its arguments when enqueued)
+        self._slots = {code: [ffi.new(ct if "[" in ct else ct + " *") for _ in range(32)]
+                       for code, (ct, _) in ((c, ctype(c, self.fp64)) for c in "liILdfpDG")}
         self._last_args: dict = {}
-        self._geoms = [ffi.new("int64_t[16]") for _ in range(32)]
         self._null_mem = None
         self._null_mem = self._buffer(256)
         self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
@@ -424,33 +425,18 @@ class OpenCLBackend(GPUBackend):
                 self._check(st, "clEnqueueNDRangeKernel")
 
     def _set_value(self, k, i, code, v):
-        set_arg = self.cl.clSetKernelArg
-        if code == "l":
-            self._i64[i] = v
-            return set_arg(k, i, 8, self._i64 + i)
-        if code == "i":
-            self._i32[i] = v
-            return set_arg(k, i, 4, self._i32 + i)
-        if code == "I":
-            self._i32[i] = v if v < 0x80000000 else v - 0x100000000
-            return set_arg(k, i, 4, self._i32 + i)
-        if code == "L":
-            self._u64[i] = v
-            return set_arg(k, i, 8, self._u64 + i)
-        if code == "D" or code == "G":
-            d = self._dims[i] if code == "D" else self._geoms[i]
+        slot = self._slots[code][i]
+        if code in "DG":
             for j, x in enumerate(v):
-                d[j] = x
-            return set_arg(k, i, 96 if code == "D" else 128, d)
-        if code == "p" and not self.fp64:
-            self._f32[i] = v
-            return set_arg(k, i, 4, self._f32 + i)
-        if code in "pd":
-            self._f64[i] = v
-            return set_arg(k, i, 8, self._f64 + i)
-        if code == "f":
-            self._f32[i] = v
-            return set_arg(k, i, 4, self._f32 + i)
-        raise ValueError(f"unknown argument code {code!r}")  # pragma: no cover
+                slot[j] = x
+        else:
+            slot[0] = v
+        return self.cl.clSetKernelArg(k, i, ctype(code, self.fp64)[1], slot)
 
-_ = np
+
+def _is_gpu(index: int) -> bool:
+    types = device_types()
+    return 0 <= index < len(types) and types[index] == "gpu"
+
+
+register_backend("opencl", OpenCLBackend, is_gpu=_is_gpu, count=device_count, type_name="OpenCL")
