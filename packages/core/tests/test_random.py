@@ -350,3 +350,27 @@ def test_bad_categorical_and_shuffle():
             tf.random.categorical, [[0.0, 1.0], [-np.inf, -np.inf]], 3)
     _raises(r"logits row 0 has no finite maximum", tf.random.categorical, [[np.nan, 1.0]], 3)
     _raises(r"logits has 0 classes", tf.random.categorical, tf.zeros([2, 0]), 3)
+
+
+def test_tracing_a_random_op_draws_nothing_and_its_node_carries_the_resolved_seeds():
+    from tapeflow.core.runner import tracing
+
+    logits = tf.zeros([2, 3])
+    tf.random.set_seed(5)
+    with tracing() as g:
+        a = tf.random.uniform([2, 3], seed=7)
+        b = tf.random.stateless_normal([4], seed=[1, 2], dtype=tf.float16)
+        c = tf.random.categorical(logits, 4, seed=7)
+    assert (a._h, b._h, c._h) == (None, None, None)
+    assert (tuple(a.shape), tuple(b.shape), b.dtype, tuple(c.shape), c.dtype) == ((2, 3), (4,), tf.float16, (2, 4),
+                                                                                   tf.int64)
+    uni, norm, cat = g.nodes
+    assert (uni.prim.name, norm.prim.name, cat.prim.name) == ("random_uniform", "stateless_random_normal",
+                                                              "categorical")
+    assert (norm.attrs["key"], norm.attrs["stream"]) == (1, 2)
+    # the seed state advanced in the wrappers: the eager calls after set_seed(5) use the same streams
+    tf.random.set_seed(5)
+    eager = tf.random.uniform([2, 3], seed=7)
+    again = tf.random.stateless_uniform([2, 3], seed=[uni.attrs["key"], uni.attrs["stream"]])
+    assert eager.numpy().tolist() == again.numpy().tolist()
+    assert cat.attrs["stream"] == uni.attrs["stream"] + 1 and cat.attrs["key"] == uni.attrs["key"]

@@ -30,10 +30,11 @@ from ..dispatch import (
     int_list,
     kernel_failed,
     register,
-    run_device,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
+from .math_ops import _cast_raw
 from ..tensor import Tensor
 
 __all__ = ["random_normal", "random_uniform", "truncated_normal", "random_shuffle"]
@@ -192,19 +193,43 @@ def _device_for(dev=None):
     return dev or _device.current() or _device.default_device()
 
 
-def _draw(kernel, shape, dtype, key, stream, a, b, op, dev=None):
-    """Run a float random kernel into a new tensor; float16/bfloat16 draw in float32."""
-    dev = _device_for(dev)
-    compute = dtype if dtype in _F else _dt.float32
-    out = alloc(shape, compute, dev)
-    st = getattr(dev.backend, kernel)(compute.code, out._h, out._size, key, stream, a, b)
-    if st:
-        kernel_failed(st, kernel, op)
-    if compute is not dtype:
-        from .math_ops import cast
+def _run_on(prim, inputs, attrs, dev):
+    """run(), on ``dev`` when one is given (else the scope's or the default device)."""
+    if dev is None:
+        return run(prim, inputs, attrs)
+    with _device.device(dev):
+        return run(prim, inputs, attrs)
 
-        out = cast(out, dtype)
-    return out
+
+def _uniform_primitive(name, tf_name):
+    """Uniform values in [minval, maxval) from the Philox stream (key, stream): attrs only, no inputs."""
+    @primitive(name, tf_name, infer=lambda *, shape, dtype, **_: (shape, dtype))
+    def impl(dev, *, shape, dtype, minval, maxval, key, stream):
+        out = alloc(shape, dtype, dev)  # float16/bfloat16 draw directly, so values stay below maxval
+        kernel = "random_uniform_int" if dtype is _dt.int32 or dtype is _dt.int64 else "random_uniform"
+        check(getattr(dev.backend, kernel)(dtype.code, out._h, out._size, key, stream, minval, maxval), kernel)
+        return out
+    return impl
+
+
+def _normal_primitive(name, tf_name, kernel):
+    """mean + stddev * (normal or truncated normal) values from (key, stream); halves draw in float32."""
+    @primitive(name, tf_name, infer=lambda *, shape, dtype, **_: (shape, dtype))
+    def impl(dev, *, shape, dtype, mean, stddev, key, stream):
+        compute = dtype if dtype in _F else _dt.float32
+        out = alloc(shape, compute, dev)
+        check(getattr(dev.backend, kernel)(compute.code, out._h, out._size, key, stream, mean, stddev), kernel)
+        return out if compute is dtype else _cast_raw(out, dtype)
+    return impl
+
+
+_RANDOM_UNIFORM = _uniform_primitive("random_uniform", "RandomUniform")
+_STATELESS_UNIFORM = _uniform_primitive("stateless_random_uniform", "StatelessRandomUniformV2")
+_RANDOM_NORMAL = _normal_primitive("random_normal", "RandomStandardNormal", "random_normal")
+_STATELESS_NORMAL = _normal_primitive("stateless_random_normal", "StatelessRandomNormalV2", "random_normal")
+_TRUNCATED_NORMAL = _normal_primitive("truncated_normal", "TruncatedNormal", "random_truncated_normal")
+_STATELESS_TRUNCATED = _normal_primitive("stateless_truncated_normal", "StatelessTruncatedNormalV2",
+                                         "random_truncated_normal")
 
 
 def _affine(z, scale, shift, op):
@@ -222,8 +247,9 @@ def _affine(z, scale, shift, op):
 
 # ---- the kernels behind every entry point --------------------------------------
 
-def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
-    """Uniform values from an explicit Philox stream (floats in [minval, maxval), ints too)."""
+def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None, prim=_RANDOM_UNIFORM):
+    """Uniform values from an explicit Philox stream (floats in [minval, maxval), ints too), drawn by
+    primitive ``prim`` (the draw is recorded under its name)."""
     shape = _shape(shape, op)
     dt = _as_dtype(dtype, op)
     if dt is _dt.int32 or dt is _dt.int64:
@@ -234,12 +260,8 @@ def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
             raise InvalidArgumentError(f"need minval < maxval, got minval = {lo}, maxval = {hi}", op)
         if lo < dt.min or hi - 1 > dt.max:
             raise InvalidArgumentError(f"[{lo}, {hi}) does not fit {dt.name} [{dt.min}, {dt.max}]", op)
-        dev = _device_for(dev)
-        out = alloc(shape, dt, dev)
-        st = dev.backend.random_uniform_int(dt.code, out._h, out._size, key, stream, lo, hi)
-        if st:
-            kernel_failed(st, "random_uniform_int", op)
-        return out
+        return _run_on(prim, (), {"shape": shape, "dtype": dt, "minval": lo, "maxval": hi, "key": key,
+                                  "stream": stream}, dev)
     if not dt.is_floating:
         raise InvalidArgumentError(f"dtype {dt.name} is not supported; allowed: "
                                    f"{', '.join(d.name for d in _FLOATS + (_dt.int32, _dt.int64))}", op)
@@ -247,7 +269,8 @@ def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
         maxval = 1.0
     lo, hi = _scalar_param(minval, op, "minval"), _scalar_param(maxval, op, "maxval")
     if lo is None or hi is None:  # tensor bounds: scale a [0, 1) draw
-        u = _draw("random_uniform", shape, dt if dt in _F else _dt.float32, key, stream, 0.0, 1.0, op, dev)
+        u = _run_on(prim, (), {"shape": shape, "dtype": dt if dt in _F else _dt.float32, "minval": 0.0,
+                               "maxval": 1.0, "key": key, "stream": stream}, dev)
         if dt not in _F:
             from .math_ops import cast
 
@@ -258,34 +281,32 @@ def uniform_from(shape, minval, maxval, dtype, key, stream, op, dev=None):
         return _affine(u, subtract(hi_t, lo_t), lo_t, op)
     if not lo < hi:
         raise InvalidArgumentError(f"need minval < maxval, got minval = {lo}, maxval = {hi}", op)
-    dev = _device_for(dev)
-    out = alloc(shape, dt, dev)  # float16/bfloat16 draw directly, so values stay below maxval
-    st = dev.backend.random_uniform(dt.code, out._h, out._size, key, stream, lo, hi)
-    if st:
-        kernel_failed(st, "random_uniform", op)
-    return out
+    return _run_on(prim, (), {"shape": shape, "dtype": dt, "minval": lo, "maxval": hi, "key": key,
+                              "stream": stream}, dev)
 
 
-def _normal_kind(kernel, shape, mean, stddev, dtype, key, stream, op, dev=None):
+def _normal_kind(prim, shape, mean, stddev, dtype, key, stream, op, dev=None):
     shape = _shape(shape, op)
     dt = _float_dtype(dtype, op)
     m, s = _scalar_param(mean, op, "mean"), _scalar_param(stddev, op, "stddev")
     if m is None or s is None:
-        z = _draw(kernel, shape, dt, key, stream, 0.0, 1.0, op, dev)
+        z = _run_on(prim, (), {"shape": shape, "dtype": dt, "mean": 0.0, "stddev": 1.0, "key": key,
+                               "stream": stream}, dev)
         return _affine(z, stddev, mean, op)
     if s < 0:
         raise InvalidArgumentError(f"stddev must be >= 0, got {s}", op)
-    return _draw(kernel, shape, dt, key, stream, m, s, op, dev)
+    return _run_on(prim, (), {"shape": shape, "dtype": dt, "mean": m, "stddev": s, "key": key, "stream": stream},
+                   dev)
 
 
-def normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None):
-    """Normal values from an explicit Philox stream."""
-    return _normal_kind("random_normal", shape, mean, stddev, dtype, key, stream, op, dev)
+def normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None, prim=_RANDOM_NORMAL):
+    """Normal values from an explicit Philox stream (drawn by primitive ``prim``)."""
+    return _normal_kind(prim, shape, mean, stddev, dtype, key, stream, op, dev)
 
 
-def truncated_normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None):
+def truncated_normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None, prim=_TRUNCATED_NORMAL):
     """Normal values within two standard deviations, from an explicit Philox stream."""
-    return _normal_kind("random_truncated_normal", shape, mean, stddev, dtype, key, stream, op, dev)
+    return _normal_kind(prim, shape, mean, stddev, dtype, key, stream, op, dev)
 
 
 def dropout_mask(shape, dtype, rate: float, seed, op="Dropout", dev=None) -> Tensor:
@@ -398,26 +419,26 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     if seed is not None:
         seed = _seed_int(seed, op)
     key, stream = STATE.next_stream(seed)
-    return _categorical(x, n, out_dt, key, stream, op)
+    return run(_CATEGORICAL, (x,), {"num_samples": n, "dtype": out_dt, "key": key, "stream": stream})
 
 
-def _categorical(x, n, out_dt, key, stream, op):
-    dev = run_device(x)
-    if x._dev is not dev:
-        x = x.to(dev)
+def _categorical_infer(x, *, num_samples, dtype, key, stream):
+    return (x._shape[0], num_samples), dtype
+
+
+@primitive("categorical", "Multinomial", infer=_categorical_infer, dtypes=_FLOATS)
+def _CATEGORICAL(dev, x, *, num_samples, dtype, key, stream):
     if x._dtype not in _F:
-        from .math_ops import cast
-
-        x = cast(x, _dt.float32)
-    out = alloc((x._shape[0], n), out_dt, dev)
+        x = _cast_raw(x, _dt.float32)
+    out = alloc((x._shape[0], num_samples), dtype, dev)
     be = dev.backend
     bad = be.new_int64([-1])
-    st = be.random_categorical(x._dtype.code, x._h, x._shape[0], x._shape[1], n, out_dt.code, out._h, key, stream,
-                               bad)
+    st = be.random_categorical(x._dtype.code, x._h, x._shape[0], x._shape[1], num_samples, dtype.code, out._h, key,
+                               stream, bad)
     if st == 7:  # TPF_EBADARG: a row without a finite, positive total
-        raise InvalidArgumentError(f"logits row {bad[0]} has no finite maximum (NaN, +inf, or every value -inf)", op)
-    if st:
-        kernel_failed(st, "random_categorical", op)
+        raise InvalidArgumentError(f"logits row {bad[0]} has no finite maximum (NaN, +inf, or every value -inf)",
+                                   "Multinomial")
+    check(st, "random_categorical")
     return out
 
 
@@ -436,20 +457,16 @@ def random_shuffle(value, seed=None, name=None):
     key, stream = STATE.next_stream(seed)
     if not x._shape:
         return x
-    return _shuffle(x, key, stream, op)
+    return run(_SHUFFLE, (x,), {"key": key, "stream": stream})
 
 
-def _shuffle(x, key, stream, op):
-    dev = run_device(x)
-    if x._dev is not dev:
-        x = x.to(dev)
+@primitive("random_shuffle", "RandomShuffle", infer=lambda x, **_: (x._shape, x._dtype))
+def _SHUFFLE(dev, x, *, key, stream):
     out = alloc(x._shape, x._dtype, dev)
     n = x._shape[0]
     row = (x._size // n if n else 0) * x._dtype.size
     perm = alloc((n,), _dt.int64, dev)
-    st = dev.backend.random_shuffle(row, n, x._h, out._h, perm._h, key, stream)
-    if st:
-        kernel_failed(st, "random_shuffle", op)
+    check(dev.backend.random_shuffle(row, n, x._h, out._h, perm._h, key, stream), "random_shuffle")
     return out
 
 
@@ -467,7 +484,7 @@ def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=_dt.float
     """
     op = "StatelessRandomUniformV2"
     key, stream = _seed_pair(seed, op)
-    return uniform_from(shape, minval, maxval, dtype, key, stream, op)
+    return uniform_from(shape, minval, maxval, dtype, key, stream, op, prim=_STATELESS_UNIFORM)
 
 
 @register("stateless_random_normal", "StatelessRandomNormalV2", nondiff=_NONDIFF)
@@ -481,7 +498,7 @@ def stateless_random_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.float32
     """
     op = "StatelessRandomNormalV2"
     key, stream = _seed_pair(seed, op)
-    return normal_from(shape, mean, stddev, dtype, key, stream, op)
+    return normal_from(shape, mean, stddev, dtype, key, stream, op, prim=_STATELESS_NORMAL)
 
 
 @register("stateless_truncated_normal", "StatelessTruncatedNormalV2", nondiff=_NONDIFF)
@@ -495,5 +512,5 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=_dt.floa
     """
     op = "StatelessTruncatedNormalV2"
     key, stream = _seed_pair(seed, op)
-    return truncated_normal_from(shape, mean, stddev, dtype, key, stream, op)
+    return truncated_normal_from(shape, mean, stddev, dtype, key, stream, op, prim=_STATELESS_TRUNCATED)
 
