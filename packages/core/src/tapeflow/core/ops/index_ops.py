@@ -1,9 +1,9 @@
 """Index ops: gather and scatter (gather, gather_nd, scatter_nd, tensor_scatter_nd_*), segment sums,
 one_hot, the coordinates of true entries (where's 1-argument form) and boolean_mask.
 
-Kernels validate indices before writing and report the first bad one, which becomes a message such
-as ``indices = 7 is not in [0, 3) [Op:Gather]``; the segment sums and scatter-adds compute
-float16/bfloat16 in float32."""
+Each op is a runner primitive.  Kernels validate indices before writing and stop at the first bad
+one; the primitive's ``detail`` hook names it, as in ``indices = 7 is not in [0, 3) [Op:Gather]``.
+The segment sums and scatters compute float16/bfloat16 in float32 (cast inside the primitive)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,34 +16,68 @@ from ..dispatch import (
     kernel_failed,
     on_device,
     register,
+    static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import KernelStatus, check, primitive, run
 from ..tensor import Tensor
 from ._shape import (
-    _EBADARG,
     _ERANGE,
+    _HALF,
     _INDEX,
     _NUMERIC,
-    _back_to,
-    _bad_index,
-    _creation_device,
-    _half_to_f32,
     _index_tensor,
     _int_arg,
     _names,
     _place,
     _pos,
     _prod,
-    _record,
     _shape_arg,
     _value_bytes,
-    _zeros,
     strided_copy,
 )
-from .array_ops import reshape
+from .array_ops import _view, reshape
+from .math_ops import _cast_raw
 
-# ---- gather and scatter -------------------------------------------------------------
+
+def _f32(x):
+    """float16/bfloat16 as float32, where the kernels compute them (not recorded); other dtypes as they are."""
+    return _cast_raw(x, _dt.float32) if x._dtype in _HALF else x
+
+
+def _back(out, dtype):
+    return out if out._dtype is dtype else _cast_raw(out, dtype)
+
+
+# ---- the first bad index, for the message (the kernels stop there) ---------------------
+
+def _first(bad):
+    """The flat position of the first True of the NumPy bool array ``bad``, or None."""
+    pos = np.flatnonzero(bad)
+    return int(pos[0]) if pos.size else None
+
+
+def _range_message(what, ids, n, negative_ok=False):
+    """``segment_ids[1] = 5 is not in [0, 3)`` for the first of ``ids`` outside [0, n) (negatives skipped
+    when ``negative_ok``)."""
+    h = ids._host().reshape(-1)
+    i = _first(h >= n if negative_ok else (h < 0) | (h >= n))
+    return None if i is None else f"{what}{_pos(i, ids._shape)} = {int(h[i])} is not in [0, {n})"
+
+
+def _tuple_message(idx, dims, into):
+    """``indices[0] = [5] does not index into shape [4]`` for the first index tuple outside ``dims``."""
+    k = idx._shape[-1]
+    if not k:
+        return None
+    h = idx._host().reshape(-1, k)
+    i = _first(((h < 0) | (h >= np.asarray(dims, np.int64))).any(axis=1))
+    return None if i is None else f"indices{_pos(i, idx._shape[:-1]) or '[0]'} = {h[i].tolist()} does not index " \
+                                  f"into {into}"
+
+
+# ---- gather -------------------------------------------------------------------------
 
 def _gather_dims(params, indices, axis, batch_dims, op):
     pnd, ind = len(params._shape), len(indices._shape)
@@ -69,39 +103,51 @@ def _gather_dims(params, indices, axis, batch_dims, op):
     return ax, bd
 
 
+def _gather_infer(p, idx, *, axis, batch_dims):
+    ps = p._shape
+    return ps[:axis] + idx._shape[batch_dims:] + ps[axis + 1:], p._dtype
+
+
+def _gather_detail(status, ins, attrs):
+    if status == _ERANGE:
+        return _range_message("indices", ins[1], ins[0]._shape[attrs["axis"]])
+
+
+@primitive("gather", "Gather", infer=_gather_infer, detail=_gather_detail)
+def _gather(dev, p, idx, *, axis, batch_dims):
+    ps, is_, bd = p._shape, idx._shape, batch_dims
+    out = alloc(ps[:axis] + is_[bd:] + ps[axis + 1:], p._dtype, dev)
+    be = dev.backend
+    check(be.gather(p._dtype.size, idx._dtype.code, p._h, idx._h, out._h, _prod(ps[:bd]), _prod(ps[bd:axis]),
+                    ps[axis], _prod(is_[bd:]), _prod(ps[axis + 1:]), be.new_int64([0])), "gather")
+    return out
+
+
+_AXIS0 = {"axis": 0, "batch_dims": 0}
+
+
 @register("gather", "Gather")
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """Entries of ``params`` along ``axis`` at ``indices`` (batched over the first ``batch_dims`` axes).
 
     Output shape: params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:].
+    ``validate_indices`` is TensorFlow's deprecated no-op: indices are always validated.
 
     >>> import tapeflow as tf
     >>> tf.gather(tf.constant([[1, 2], [3, 4], [5, 6]]), [2, 0]).numpy().tolist()
     [[5, 6], [1, 2]]
     """
     p = params if type(params) is Tensor else to_tensor(params, "Gather")
-    dev, p = _place(p)
-    idx = indices if type(indices) is Tensor and indices._dtype in _INDEX and indices._dev is dev else \
-        _index_tensor(indices, "Gather", dev=dev)
+    idx = indices if type(indices) is Tensor and indices._dtype in _INDEX else _index_tensor(indices, "Gather")
     if axis is None and batch_dims == 0 and p._shape:
-        ax = bd = 0
+        attrs = _AXIS0
     else:
         ax, bd = _gather_dims(p, idx, axis, batch_dims, "Gather")
-    ps = p._shape
-    out_shape = ps[:ax] + idx._shape[bd:] + ps[ax + 1:]
-    out = alloc(out_shape, p._dtype, dev)
-    be = dev.backend
-    bad = be.new_int64([0])
-    st = be.gather(p._dtype.size, idx._dtype.code, p._h, idx._h, out._h, _prod(ps[:bd]), _prod(ps[bd:ax]), ps[ax],
-                   _prod(idx._shape[bd:]), _prod(ps[ax + 1:]), bad)
-    if st:
-        if st == _ERANGE:
-            raise InvalidArgumentError(f"indices{_pos(bad[0], idx._shape)} = {_bad_index(idx, bad[0])} is not in "
-                                       f"[0, {ps[ax]})", "Gather")
-        kernel_failed(st, "gather", "Gather")
-    _record("gather", (p, idx), out, {"axis": ax, "batch_dims": bd})
-    return out
+        attrs = {"axis": ax, "batch_dims": bd}
+    return run(_gather, (p, idx), attrs)
 
+
+# ---- segment sums (the scatter-add along an axis: gather's adjoint) ------------------------
 
 def _segment_dims(data, ids, op):
     ds, is_ = data._shape, ids._shape
@@ -110,40 +156,42 @@ def _segment_dims(data, ids, op):
                                    "allowed: segment_ids whose shape is a prefix of data's", op)
 
 
-def _scatter_add_axis(data, ids, num, axis, batch_dims, op, drop_negative=False, sorted_ids=False,
-                      record_attrs=None):
-    """out[..., ids[j], ...] += data[..., j, ...] along ``axis``: the adjoint of gather(axis, batch_dims)."""
-    dt = data._dtype
-    if dt not in _NUMERIC:
-        raise InvalidArgumentError(f"data has dtype {dt.name}; allowed: {_names(_NUMERIC)}", op)
-    src = _half_to_f32(data)
-    dev = data._dev
-    bd = batch_dims
-    nidx = _prod(ids._shape[bd:])
-    ds = src._shape
-    out_shape = ds[:axis] + (num,) + ds[axis + len(ids._shape) - bd:]
+def _segment_infer(data, ids, *, num_segments, axis=0, batch_dims=0, drop_negative=True):
+    ds = data._shape
+    return ds[:axis] + (num_segments,) + ds[axis + len(ids._shape) - batch_dims:], data._dtype
+
+
+def _segment_detail(status, ins, attrs):
+    if status == _ERANGE:
+        return _range_message("segment_ids", ins[1], attrs["num_segments"], attrs.get("drop_negative", True))
+
+
+@primitive("unsorted_segment_sum", "UnsortedSegmentSum", infer=_segment_infer, dtypes=_NUMERIC,
+           detail=_segment_detail)
+def _unsorted_segment_sum(dev, data, ids, *, num_segments, axis=0, batch_dims=0, drop_negative=True):
+    """out[..., ids[j], ...] += data[..., j, ...] along ``axis``; negative ids are skipped when ``drop_negative``."""
+    src = _f32(data)
+    ds, bd = src._shape, batch_dims
+    out_shape = _segment_infer(src, ids, num_segments=num_segments, axis=axis, batch_dims=bd)[0]
     out = alloc(out_shape, src._dtype, dev)
     be = dev.backend
-    bad = be.new_int64([0])
-    flags = (1 if drop_negative else 0) | (2 if sorted_ids else 0)
-    st = be.scatter_add_axis(src._dtype.code, ids._dtype.code, src._h, ids._h, out._h, _prod(ds[:bd]),
-                             _prod(ds[bd:axis]), num, nidx, _prod(out_shape[axis + 1:]), flags, bad)
-    if st:
-        if st == _ERANGE:
-            v = _bad_index(ids, bad[0])
-            what = "segment_ids" if op != "Gather" else "indices"
-            raise InvalidArgumentError(f"{what}{_pos(bad[0], ids._shape)} = {v} is not in [0, {num})", op)
-        if st == _EBADARG and sorted_ids:
-            raise InvalidArgumentError(f"segment_ids are not sorted: segment_ids{_pos(bad[0], ids._shape)} = "
-                                       f"{_bad_index(ids, bad[0])} < segment_ids{_pos(bad[0] - 1, ids._shape)} = "
-                                       f"{_bad_index(ids, bad[0] - 1)}; allowed: non-decreasing ids (or use "
-                                       "unsorted_segment_sum)", op)
-        kernel_failed(st, "scatter_add_axis", op)
-    out = _back_to(out, dt)
-    _record("unsorted_segment_sum", (data, ids), out,
-            record_attrs if record_attrs is not None else {"num_segments": num, "axis": axis,
-                                                           "batch_dims": batch_dims, "drop_negative": drop_negative})
-    return out
+    check(be.scatter_add_axis(src._dtype.code, ids._dtype.code, src._h, ids._h, out._h, _prod(ds[:bd]),
+                              _prod(ds[bd:axis]), num_segments, _prod(ids._shape[bd:]), _prod(out_shape[axis + 1:]),
+                              1 if drop_negative else 0, be.new_int64([0])), "scatter_add_axis")
+    return _back(out, data._dtype)
+
+
+def _check_data(data, op):
+    if data._dtype not in _NUMERIC:
+        raise InvalidArgumentError(f"data has dtype {data._dtype.name}; allowed: {_names(_NUMERIC)}", op)
+
+
+def _scatter_add_axis(data, ids, num, axis, batch_dims, op, drop_negative=False):
+    """out[..., ids[j], ...] += data[..., j, ...] along ``axis``: the adjoint of gather(axis, batch_dims), for the
+    gradient rules (recorded as unsorted_segment_sum with all its attrs)."""
+    _check_data(data, op)
+    return run(_unsorted_segment_sum, (data, ids), {"num_segments": num, "axis": axis, "batch_dims": batch_dims,
+                                                    "drop_negative": drop_negative})
 
 
 @register("unsorted_segment_sum", "UnsortedSegmentSum")
@@ -157,41 +205,76 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     >>> tf.math.unsorted_segment_sum(tf.constant([1, 2, 3, 4]), [0, 2, 0, 1], 3).numpy().tolist()
     [4, 4, 2]
     """
-    x = to_tensor(data, "UnsortedSegmentSum")
-    dev, x = _place(x)
-    ids = _index_tensor(segment_ids, "UnsortedSegmentSum", "segment_ids", dev)
-    n = _int_arg(num_segments, "UnsortedSegmentSum", "num_segments")
+    op = "UnsortedSegmentSum"
+    x = data if type(data) is Tensor else to_tensor(data, op)
+    ids = _index_tensor(segment_ids, op, "segment_ids")
+    n = _int_arg(num_segments, op, "num_segments")
     if n < 0:
-        raise InvalidArgumentError(f"num_segments = {n}; allowed: num_segments >= 0", "UnsortedSegmentSum")
-    _segment_dims(x, ids, "UnsortedSegmentSum")
-    return _scatter_add_axis(x, ids, n, 0, 0, "UnsortedSegmentSum", drop_negative=True,
-                             record_attrs={"num_segments": n})
+        raise InvalidArgumentError(f"num_segments = {n}; allowed: num_segments >= 0", op)
+    _segment_dims(x, ids, op)
+    _check_data(x, op)
+    return run(_unsorted_segment_sum, (x, ids), {"num_segments": n})
 
 
 @register("segment_sum", "SegmentSum", kind="composite")
 def segment_sum(data, segment_ids, name=None):
     """Sums over runs of equal, sorted segment ids: out[s] = sum of data[i] where segment_ids[i] == s.
 
-    ``segment_ids`` is 1-D, sorted, non-negative; the output has segment_ids[-1] + 1 rows.
+    ``segment_ids`` is 1-D, sorted, non-negative; the output has segment_ids[-1] + 1 rows (so the ids'
+    values are needed when the op is called: not while tracing).
 
     >>> import tapeflow as tf
     >>> tf.math.segment_sum(tf.constant([1.0, 2.0, 3.0]), [0, 0, 2]).numpy().tolist()
     [3.0, 0.0, 3.0]
     """
-    x = to_tensor(data, "SegmentSum")
-    ids = _index_tensor(segment_ids, "SegmentSum", "segment_ids", x._dev)
+    op = "SegmentSum"
+    x = data if type(data) is Tensor else to_tensor(data, op)
+    ids = _index_tensor(segment_ids, op, "segment_ids")
     if len(ids._shape) != 1 or not x._shape or x._shape[0] != ids._shape[0]:
         raise InvalidArgumentError(f"segment_ids has shape {list(ids._shape)} for data of shape {list(x._shape)}; "
-                                   "allowed: a vector as long as data's first axis", "SegmentSum")
-    n = _bad_index(ids, ids._size - 1) + 1 if ids._size else 0  # sorted: the last id is the largest
-    return _scatter_add_axis(x, ids, n, 0, 0, "SegmentSum", sorted_ids=True, record_attrs={"num_segments": n})
+                                   "allowed: a vector as long as data's first axis", op)
+    _check_data(x, op)
+    h = static_value(ids, op, "segment_ids")
+    n = int(h[-1]) + 1 if h.size else 0  # sorted: the last id is the largest
+    down = _first(h[1:] < h[:-1])
+    if down is not None:
+        i = down + 1
+        raise InvalidArgumentError(f"segment_ids are not sorted: segment_ids[{i}] = {int(h[i])} < segment_ids[{i - 1}] "
+                                   f"= {int(h[i - 1])}; allowed: non-decreasing ids (or use unsorted_segment_sum)", op)
+    if h.size and h[0] < 0:
+        raise InvalidArgumentError(f"segment_ids[0] = {int(h[0])} is not in [0, {n})", op)
+    return run(_unsorted_segment_sum, (x, ids), {"num_segments": n})
 
 
-def _nd_indices(indices, op, dev):
-    idx = _index_tensor(indices, op, dev=dev)
+# ---- gather_nd, scatter_nd, tensor_scatter_nd_* -----------------------------------------
+
+def _nd_indices(indices, op):
+    idx = _index_tensor(indices, op)
     if not idx._shape:
         raise InvalidArgumentError("indices is a scalar; allowed: rank >= 1 (the last axis holds index tuples)", op)
     return idx
+
+
+def _gather_nd_infer(p, idx, *, batch_dims):
+    return idx._shape[:-1] + p._shape[batch_dims + idx._shape[-1]:], p._dtype
+
+
+def _gather_nd_detail(status, ins, attrs):
+    if status == _ERANGE:
+        p, idx = ins
+        bd = attrs["batch_dims"]
+        return _tuple_message(idx, p._shape[bd:bd + idx._shape[-1]], f"param shape {list(p._shape)}")
+
+
+@primitive("gather_nd", "GatherNd", infer=_gather_nd_infer, detail=_gather_nd_detail)
+def _gather_nd(dev, p, idx, *, batch_dims):
+    ps, is_, bd = p._shape, idx._shape, batch_dims
+    k = is_[-1]
+    out = alloc(is_[:-1] + ps[bd + k:], p._dtype, dev)
+    be = dev.backend
+    check(be.gather_nd(p._dtype.size, idx._dtype.code, p._h, idx._h, out._h, _prod(ps[:bd]), _prod(is_[bd:-1]), k,
+                       list(ps[bd:bd + k]), _prod(ps[bd + k:]), be.new_int64([0])), "gather_nd")
+    return out
 
 
 @register("gather_nd", "GatherNd")
@@ -204,9 +287,8 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     >>> tf.gather_nd(tf.constant([[1, 2], [3, 4]]), [[1, 0], [0, 1]]).numpy().tolist()
     [3, 2]
     """
-    p = to_tensor(params, "GatherNd")
-    dev, p = _place(p)
-    idx = _nd_indices(indices, "GatherNd", dev)
+    p = params if type(params) is Tensor else to_tensor(params, "GatherNd")
+    idx = _nd_indices(indices, "GatherNd")
     bd = _int_arg(batch_dims, "GatherNd", "batch_dims")
     ps, is_ = p._shape, idx._shape
     k = is_[-1]
@@ -218,25 +300,12 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     if k > len(ps) - bd:
         raise InvalidArgumentError(f"index tuples of length {k} for params of shape {list(ps)} (batch_dims {bd}); "
                                    f"allowed: at most {len(ps) - bd}", "GatherNd")
-    dims = list(ps[bd:bd + k])
-    out_shape = is_[:-1] + ps[bd + k:]
-    out = alloc(out_shape, p._dtype, dev)
-    be = dev.backend
-    bad = be.new_int64([0])
-    st = be.gather_nd(p._dtype.size, idx._dtype.code, p._h, idx._h, out._h, _prod(ps[:bd]), _prod(is_[bd:-1]), k,
-                      dims, _prod(ps[bd + k:]), bad)
-    if st:
-        if st == _ERANGE:
-            tup = idx._host().reshape(-1, k)[bad[0]].tolist() if k else []
-            raise InvalidArgumentError(f"indices{_pos(bad[0], is_[:-1]) or '[0]'} = {tup} does not index into param "
-                                       f"shape {list(ps)}", "GatherNd")
-        kernel_failed(st, "gather_nd", "GatherNd")
-    _record("gather_nd", (p, idx), out, {"batch_dims": bd})
-    return out
+    return run(_gather_nd, (p, idx), {"batch_dims": bd})
 
 
-def _scatter_nd_run(out, idx, upd, op_code, op, shape):
-    """Validate shapes and run the scatter kernel into ``out`` (already holding the starting values)."""
+def _check_scatter(idx, upd, shape, op):
+    """The shapes of a scatter into ``shape``: index tuples no longer than its rank, updates of
+    indices.shape[:-1] + shape[k:]."""
     is_, us = idx._shape, upd._shape
     k = is_[-1]
     if k > len(shape):
@@ -246,16 +315,13 @@ def _scatter_nd_run(out, idx, upd, op_code, op, shape):
     if us != want:
         raise InvalidArgumentError(f"updates has shape {list(us)}; allowed: indices.shape[:-1] + shape[{k}:] = "
                                    f"{list(want)}", op)
-    be = out._dev.backend
-    bad = be.new_int64([0])
-    st = be.scatter_nd(op_code, out._dtype.code, idx._dtype.code, idx._h, upd._h, out._h, _prod(is_[:-1]), k,
-                       list(shape[:k]), _prod(shape[k:]), bad)
-    if st:
-        if st == _ERANGE:
-            tup = idx._host().reshape(-1, k)[bad[0]].tolist()
-            raise InvalidArgumentError(f"indices{_pos(bad[0], is_[:-1]) or '[0]'} = {tup} does not index into shape "
-                                       f"{list(shape)}", op)
-        kernel_failed(st, "scatter_nd", op)
+
+
+def _scatter_into(be, out, idx, upd, op_code):
+    """Scatter ``upd`` at ``idx`` into ``out`` (holding the starting values): op_code 0 sets, 1 adds."""
+    shape, k = out._shape, idx._shape[-1]
+    check(be.scatter_nd(op_code, out._dtype.code, idx._dtype.code, idx._h, upd._h, out._h, _prod(idx._shape[:-1]), k,
+                        list(shape[:k]), _prod(shape[k:]), be.new_int64([0])), "scatter_nd")
     return out
 
 
@@ -266,6 +332,27 @@ def _copy(x):
     return out
 
 
+def _scatter_nd_infer(idx, upd, *, shape):
+    return shape, upd._dtype
+
+
+def _scatter_nd_detail(status, ins, attrs):
+    if status == _ERANGE:
+        shape = attrs["shape"]
+        return _tuple_message(ins[0], shape[:ins[0]._shape[-1]], f"shape {list(shape)}")
+
+
+@primitive("scatter_nd", "ScatterNd", infer=_scatter_nd_infer, dtypes=_INDEX, detail=_scatter_nd_detail)
+def _scatter_nd(dev, idx, upd, *, shape):
+    src = _f32(upd)
+    sdt = src._dtype
+    out = alloc(shape, sdt, dev)
+    be = dev.backend
+    if out._size:
+        check(be.fill(sdt.size, be.host_ptr(bytes(sdt.size)), out._h, out._size), "fill")
+    return _back(_scatter_into(be, out, idx, src, 1), upd._dtype)
+
+
 @register("scatter_nd", "ScatterNd")
 def scatter_nd(indices, updates, shape, name=None):
     """A tensor of ``shape``, zero except at ``indices``, where ``updates`` are summed in.
@@ -274,36 +361,71 @@ def scatter_nd(indices, updates, shape, name=None):
     >>> tf.scatter_nd([[1], [3], [1]], tf.constant([1.0, 2.0, 3.0]), [4]).numpy().tolist()
     [0.0, 4.0, 0.0, 2.0]
     """
-    u = to_tensor(updates, "ScatterNd")
-    dev, u = _place(u)
-    idx = _nd_indices(indices, "ScatterNd", dev)
+    u = updates if type(updates) is Tensor else to_tensor(updates, "ScatterNd")
+    idx = _nd_indices(indices, "ScatterNd")
     shp = _shape_arg(shape, "ScatterNd")
     if any(d < 0 for d in shp):
         raise InvalidArgumentError(f"shape = {list(shp)}; allowed: non-negative sizes", "ScatterNd")
-    dt = u._dtype
-    if dt not in _NUMERIC:
-        raise InvalidArgumentError(f"updates has dtype {dt.name}; allowed: {_names(_NUMERIC)}", "ScatterNd")
-    src = _half_to_f32(u)
-    out = _scatter_nd_run(_zeros(shp, src._dtype, dev), idx, src, 1, "ScatterNd", shp)
-    out = _back_to(out, dt)
-    _record("scatter_nd", (idx, u), out, {"shape": shp})
-    return out
+    if u._dtype not in _NUMERIC:
+        raise InvalidArgumentError(f"updates has dtype {u._dtype.name}; allowed: {_names(_NUMERIC)}", "ScatterNd")
+    _check_scatter(idx, u, shp, "ScatterNd")
+    return run(_scatter_nd, (idx, u), {"shape": shp})
 
 
-def _tensor_scatter(tensor, indices, updates, op_code, op, allowed):
-    x = to_tensor(tensor, op)
-    dev, x = _place(x)
-    u = to_tensor(updates, op, x._dtype) if not isinstance(updates, Tensor) else updates
-    u = on_device(u, dev)
-    idx = _nd_indices(indices, op, dev)
+def _tensor_scatter_args(tensor, indices, updates, op, allowed):
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, op)
+    u = updates if isinstance(updates, Tensor) else to_tensor(updates, op, x._dtype)
+    idx = _nd_indices(indices, op)
     if u._dtype is not x._dtype:
         raise InvalidArgumentError(f"updates has dtype {u._dtype.name} but tensor has {x._dtype.name}; allowed: "
                                    "the same dtype", op)
     if x._dtype not in allowed:
         raise InvalidArgumentError(f"tensor has dtype {x._dtype.name}; allowed: {_names(allowed)}", op)
-    src, us = _half_to_f32(x), _half_to_f32(u)
-    out = _scatter_nd_run(_copy(src), idx, us, op_code, op, x._shape)
-    return x, idx, u, _back_to(out, x._dtype)
+    _check_scatter(idx, u, x._shape, op)
+    return x, idx, u
+
+
+def _tensor_scatter_infer(x, idx, u):
+    return x._shape, x._dtype
+
+
+def _tensor_scatter_detail(status, ins, attrs):
+    if status == _ERANGE:
+        x, idx = ins[0], ins[1]
+        return _tuple_message(idx, x._shape[:idx._shape[-1]], f"shape {list(x._shape)}")
+
+
+def _tensor_scatter_run(dev, x, idx, u, op_code):
+    """A copy of ``x`` (float32 for the half types) with ``u`` scattered in at ``idx``."""
+    if x._dtype in _HALF:
+        out, src = _f32(x), _f32(u)  # the cast is the copy
+    else:
+        out, src = _copy(x), u
+    return _back(_scatter_into(dev.backend, out, idx, src, op_code), x._dtype)
+
+
+def _tensor_scatter_primitive(name, tf_name, op_code, allowed):
+    @primitive(name, tf_name, infer=_tensor_scatter_infer, dtypes=allowed, detail=_tensor_scatter_detail)
+    def impl(dev, x, idx, u):
+        return _tensor_scatter_run(dev, x, idx, u, op_code)
+    return impl
+
+
+_TENSOR_SCATTER_UPDATE = _tensor_scatter_primitive("tensor_scatter_nd_update", "TensorScatterUpdate", 0, None)
+_TENSOR_SCATTER_ADD = _tensor_scatter_primitive("tensor_scatter_nd_add", "TensorScatterAdd", 1, _NUMERIC)
+
+
+def _tensor_scatter(tensor, indices, updates, op_code, op, allowed):
+    """A variable's sparse update: the tensor_scatter_nd_* computation on ``tensor``'s device, not recorded
+    (state, like assign), its errors naming ``op``.  Returns (tensor, indices, updates, result)."""
+    x, idx, u = _tensor_scatter_args(tensor, indices, updates, op, allowed)
+    dev = x._dev
+    idx, u = on_device(idx, dev), on_device(u, dev)
+    try:
+        out = _tensor_scatter_run(dev, x, idx, u, op_code)
+    except KernelStatus as e:
+        kernel_failed(e.status, e.kernel, op, _tensor_scatter_detail(e.status, (x, idx, u), None) or "")
+    return x, idx, u, out
 
 
 @register("tensor_scatter_nd_update", "TensorScatterUpdate")
@@ -314,9 +436,8 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     >>> tf.tensor_scatter_nd_update(tf.constant([1, 2, 3]), [[0], [2]], [9, 7]).numpy().tolist()
     [9, 2, 7]
     """
-    x, idx, u, out = _tensor_scatter(tensor, indices, updates, 0, "TensorScatterUpdate", _dt.ALL)
-    _record("tensor_scatter_nd_update", (x, idx, u), out, None)
-    return out
+    return run(_TENSOR_SCATTER_UPDATE,
+               _tensor_scatter_args(tensor, indices, updates, "TensorScatterUpdate", _dt.ALL))
 
 
 @register("tensor_scatter_nd_add", "TensorScatterAdd")
@@ -327,12 +448,35 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     >>> tf.tensor_scatter_nd_add(tf.constant([1, 2, 3]), [[0], [0]], [5, 5]).numpy().tolist()
     [11, 2, 3]
     """
-    x, idx, u, out = _tensor_scatter(tensor, indices, updates, 1, "TensorScatterAdd", _NUMERIC)
-    _record("tensor_scatter_nd_add", (x, idx, u), out, None)
-    return out
+    return run(_TENSOR_SCATTER_ADD, _tensor_scatter_args(tensor, indices, updates, "TensorScatterAdd", _NUMERIC))
 
 
 # ---- one_hot, where, boolean_mask -------------------------------------------------------
+
+def _one_hot_infer(idx, *, depth, on_value, off_value, axis, dtype):
+    s = idx._shape
+    return s[:axis] + (depth,) + s[axis:], dtype
+
+
+@primitive("one_hot", "OneHot", infer=_one_hot_infer, dtypes=_INDEX)
+def _one_hot(dev, idx, *, depth, on_value, off_value, axis, dtype):
+    s = idx._shape
+    out = alloc(s[:axis] + (depth,) + s[axis:], dtype, dev)
+    be = dev.backend
+    on, off = on_value.tobytes(), off_value.tobytes()
+    check(be.one_hot(dtype.size, idx._dtype.code, idx._h, be.host_ptr(on), be.host_ptr(off), out._h,
+                     _prod(s[:axis]), depth, _prod(s[axis:])), "one_hot")
+    return out
+
+
+def _hot_value(value, default, dtype, what):
+    """``value`` (``default`` for None) as a NumPy scalar of ``dtype``: the op needs it on the host."""
+    if value is None:
+        value = default
+    elif isinstance(value, Tensor):
+        static_value(value, "OneHot", what)  # a symbolic tensor has none: a TypeError naming the op
+    return np.frombuffer(_value_bytes(value, dtype, "OneHot", what), dtype.np)[0]
+
 
 @register("one_hot", "OneHot", nondiff="integer indices in; on/off values are constants")
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
@@ -342,8 +486,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     >>> tf.one_hot([0, 2], 3).numpy().tolist()
     [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     """
-    dev = _device.current() or (indices._dev if isinstance(indices, Tensor) else _creation_device())
-    idx = _index_tensor(indices, "OneHot", dev=dev)
+    idx = _index_tensor(indices, "OneHot")
     d = _int_arg(depth, "OneHot", "depth")
     if d < 0:
         raise InvalidArgumentError(f"depth = {d}; allowed: depth >= 0", "OneHot")
@@ -358,22 +501,15 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         else:
             dtype = _dt.float32
     dtype = dtype_arg(dtype, "OneHot")
-    on = _value_bytes(1 if on_value is None else on_value, dtype, "OneHot", "on_value")
-    off = _value_bytes(0 if off_value is None else off_value, dtype, "OneHot", "off_value")
+    on = _hot_value(on_value, 1, dtype, "on_value")
+    off = _hot_value(off_value, 0, dtype, "off_value")
     nd = len(idx._shape)
     a = -1 if axis is None else _int_arg(axis, "OneHot", "axis")
     if not -1 <= a <= nd:
         raise InvalidArgumentError(f"axis = {a} for indices of rank {nd}; allowed: [-1, {nd}]", "OneHot")
-    if a == -1:
-        a = nd
-    out_shape = idx._shape[:a] + (d,) + idx._shape[a:]
-    out = alloc(out_shape, dtype, dev)
-    be = dev.backend
-    st = be.one_hot(dtype.size, idx._dtype.code, idx._h, be.host_ptr(on), be.host_ptr(off), out._h,
-                    _prod(idx._shape[:a]), d, _prod(idx._shape[a:]))
-    if st:
-        kernel_failed(st, "one_hot", "OneHot")
-    return out
+    return run(_one_hot, (idx,), {"depth": d, "on_value": on, "off_value": off, "axis": nd if a == -1 else a,
+                                  "dtype": dtype})
+
 
 def _nonzero(x: Tensor):
     dev, x = _place(x)
@@ -416,9 +552,11 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     if x._shape[a:a + k] != m._shape:
         raise InvalidArgumentError(f"mask has shape {list(m._shape)} but the tensor's axes {a}..{a + k - 1} have "
                                    f"{list(x._shape[a:a + k])}; allowed: equal shapes", "BooleanMask")
+    if m._h is None:  # the output's size is the mask's count of trues: a symbolic mask is a TypeError
+        static_value(m, "BooleanMask", "mask")
     with _device.device(x._dev):
         flat = reshape(x, x._shape[:a] + (m._size,) + x._shape[a + k:])
-        idx = reshape(_nonzero(reshape(m, [-1])), [-1])
+        idx = reshape(_nonzero(_view(m, (m._size,))), [-1])
         return gather(flat, idx, axis=a)
 
 

@@ -1,4 +1,4 @@
-/* Padding and sequences (csrc/index_join.c on the device).  concat and split are
+/* Padding and sequences (csrc/join.c on the device).  concat and split are
  * rows_copy launches of the copy family, one per piece.
  *
  * pad_<e>: mode 0 constant (value), 1 reflect (edge not repeated), 2 symmetric (edge

@@ -1,4 +1,4 @@
-/* Dense linear algebra, float32/float64, row-major, batched (csrc/matmul.c's LAPACK
+/* Dense linear algebra, float32/float64, row-major, batched (csrc/linalg.c's LAPACK
  * entries on the device).
  *
  * lu_<dt>:      LU with partial pivoting in place, one work-group per matrix (LAPACK's
@@ -7,7 +7,7 @@
  *               int32 pivots, info = the first zero pivot (1-based) or 0.
  * lu_solve_<dt>: op(A) X = B from the factors, one work-item per (matrix, column of B).
  * lu_inverse_<dt>: the inverse from the factors into scratch, copied back by the host.
- * lu_det_<dt>:  det, sign and log|det| per matrix, csrc/matmul.c's arithmetic.
+ * lu_det_<dt>:  det, sign and log|det| per matrix, csrc/linalg.c's arithmetic.
  * cholesky_<dt>: the lower factor in place (potf2), info = the order of the first
  *               minor that is not positive definite; the strict upper triangle zeroed.
  * triangular_solve_<dt>: B := op(A)^-1 B, one work-item per (matrix, column of B).

@@ -1,4 +1,4 @@
-/* Sorting along the last axis and scans (csrc/index_sort.c on the device).
+/* Sorting along the last axis and scans (csrc/sort.c on the device).
  *
  * sort/argsort/top_k: the rows of x [outer, n] become (key, position) pairs (keys
  * widened to float for f16/bf16/f32, double for f64, int64 for integers and bool),
