@@ -216,18 +216,30 @@ def run(prim: Primitive, inputs, attrs=None):
     >>> run(PRIMITIVES["reduce_sum"], ([[1, 2], [3, 4]],), {"axis": (1,), "keepdims": False}).numpy().tolist()
     [3, 7]
     """
-    op = prim.tf_name
-    ins = tuple(x if type(x) is Tensor else to_tensor(x, op) for x in inputs)
-    if ins:
-        dt = ins[0]._dtype
-        if prim.mask and not (prim.mask >> dt.code) & 1:
-            _not_allowed(prim, dt)
-        if prim.same_dtype:
-            _same_dtype(prim, ins)
+    ins = inputs if type(inputs) is tuple else tuple(inputs)
+    for x in ins:  # the common case, tensors only, without building a new tuple
+        if type(x) is not Tensor:
+            op = prim.tf_name
+            ins = tuple(x if type(x) is Tensor else to_tensor(x, op) for x in inputs)
+            break
     stack = _device._scope.stack
-    dev = stack[-1] if stack and stack[-1] is not None else (ins[0]._dev if ins else _device.default_device())
-    if ins and (stack or any(t._dev is not dev for t in ins)):
-        ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+    if ins:
+        t0 = ins[0]
+        if prim.mask and not (prim.mask >> t0._dtype.code) & 1:
+            _not_allowed(prim, t0._dtype)
+        if prim.same_dtype and len(ins) > 1:
+            _same_dtype(prim, ins)
+        if stack and stack[-1] is not None:
+            dev = stack[-1]
+            ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+        else:
+            dev = t0._dev
+            for t in ins:
+                if t._dev is not dev:
+                    ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+                    break
+    else:
+        dev = stack[-1] if stack and stack[-1] is not None else _device.default_device()
     if hooks.tracing and _trace.graph is not None:
         out = trace_node(prim, ins, attrs, _trace.graph, dev)
     else:
@@ -235,7 +247,7 @@ def run(prim: Primitive, inputs, attrs=None):
             out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
         except KernelStatus as e:
             detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
-            kernel_failed(e.status, e.kernel, op, detail or "")
+            kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
     rec = hooks.recorder
     if rec is not None:
         rec(prim.name, ins, out, attrs or None)

@@ -74,7 +74,16 @@ def _softmax(prim, logits, axis):
     x = _float_input(logits, op, "logits")
     if not x._shape:
         raise InvalidArgumentError("logits must have rank >= 1, got a scalar (shape ())", op)
-    return run(prim, (x,), {"axis": normalize_axis(-1 if axis is None else axis, len(x._shape), op)})
+    return run(prim, (x,), {"axis": _axis(axis, len(x._shape), op)})
+
+
+def _axis(axis, nd, op):
+    """``normalize_axis`` with the common cases (None or an in-range int) inline."""
+    if axis is None:
+        return nd - 1
+    if type(axis) is int and -nd <= axis < nd:
+        return axis % nd
+    return normalize_axis(axis, nd, op)
 
 
 @register("softmax", "Softmax")
@@ -200,7 +209,8 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
                                    f"logits {tuple(x._shape)}", op)
     if not x._shape:
         raise InvalidArgumentError("logits must have rank >= 1, got a scalar (shape ())", op)
-    ax = normalize_axis(axis, len(x._shape), op)
+    ax = axis % len(x._shape) if type(axis) is int and -len(x._shape) <= axis < len(x._shape) else \
+        normalize_axis(axis, len(x._shape), op)
     return run(_SOFTMAX_XENT, (y, x), {"axis": ax, "backprop": _backprop_buffer(x)})
 
 
