@@ -374,3 +374,15 @@ def test_tracing_a_random_op_draws_nothing_and_its_node_carries_the_resolved_see
     again = tf.random.stateless_uniform([2, 3], seed=[uni.attrs["key"], uni.attrs["stream"]])
     assert eager.numpy().tolist() == again.numpy().tolist()
     assert cat.attrs["stream"] == uni.attrs["stream"] + 1 and cat.attrs["key"] == uni.attrs["key"]
+
+
+def test_a_symbolic_seed_needs_a_static_value_naming_the_op():
+    from tapeflow.core.runner import tracing
+
+    with tracing():
+        seed = tf.reduce_sum(tf.constant([1, 2]))  # symbolic while tracing
+        pair = tf.reduce_sum(tf.constant([[1, 2], [3, 4]]), axis=0)
+        with pytest.raises(TypeError, match=r"seed needs a static value while tracing.*\[Op:RandomUniform\]"):
+            tf.random.uniform([2], seed=seed)
+        with pytest.raises(TypeError, match=r"seed needs a static value.*\[Op:StatelessRandomNormalV2\]"):
+            tf.random.stateless_normal([2], seed=pair)

@@ -16,7 +16,7 @@ again.  float16 and bfloat16 compute in float32.
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..dispatch import int_list, register, to_tensor
+from ..dispatch import int_list, register, static_value, to_tensor
 from ..errors import InvalidArgumentError
 from ..runner import check, primitive, run
 from ..tensor import Tensor, make
@@ -87,7 +87,7 @@ def _padding(padding, op: str, explicit: bool = True):
         raise InvalidArgumentError(f"padding {padding!r} is not allowed; allowed: 'SAME', 'VALID' "
                                    "(explicit padding is not supported by this op)", op)
     if isinstance(padding, Tensor):
-        padding = padding.numpy().tolist()
+        padding = static_value(padding, op, "padding").tolist()
     try:
         pairs = [int_list(p, op, "padding", scalar_ok=False) for p in padding]
     except TypeError:
@@ -438,7 +438,7 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
 
     pad = padding
     if not isinstance(padding, str):
-        pairs = padding.numpy().tolist() if isinstance(padding, Tensor) else list(padding)
+        pairs = static_value(padding, op, "padding").tolist() if isinstance(padding, Tensor) else list(padding)
         if len(pairs) == 3:
             pairs = pairs[1:2] if list(pairs[0]) == [0, 0] and list(pairs[2]) == [0, 0] else None
         if not pairs or len(pairs) != 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from tapeflow import kernels
 
 from .. import dtypes as _dt
-from ..dispatch import alloc, hooks, normalize_axes, normalize_axis, register, to_tensor
+from ..dispatch import alloc, hooks, normalize_axes, normalize_axis, register, static_value, to_tensor
 from ..errors import InvalidArgumentError
 from ..runner import check, primitive, run
 from ..tensor import Tensor
@@ -351,7 +351,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         rt = to_tensor(rate, op)
         if rt._size != 1:
             raise InvalidArgumentError(f"rate must be a scalar, got shape {tuple(rt._shape)}", op)
-        rate = rt.numpy().item()
+        rate = static_value(rt, op, "rate").item()
     if isinstance(rate, bool) or not isinstance(rate, (int, float)) and not hasattr(rate, "__float__"):
         raise InvalidArgumentError(f"rate must be a number in [0, 1), got {rate!r}", op)
     rate = float(rate)

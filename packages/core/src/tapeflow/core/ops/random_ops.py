@@ -30,6 +30,7 @@ from ..dispatch import (
     int_list,
     kernel_failed,
     register,
+    static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
@@ -135,7 +136,7 @@ def _seed_int(seed, op, what="seed"):
     if isinstance(seed, Tensor):
         if seed._size != 1:
             raise InvalidArgumentError(f"{what} must be a scalar int, got a tensor of shape {tuple(seed._shape)}", op)
-        seed = seed.numpy().item()
+        seed = static_value(seed, op, what).item()
     if isinstance(seed, bool) or not hasattr(seed, "__index__"):
         raise InvalidArgumentError(f"{what} must be an int, got {seed!r}", op)
     return int(seed.__index__())
@@ -147,7 +148,7 @@ def _seed_pair(seed, op):
         if seed._dtype not in (_dt.int32, _dt.int64) or tuple(seed._shape) != (2,):
             raise InvalidArgumentError(f"seed must be an int32/int64 tensor of shape [2], got "
                                        f"{seed._dtype.name} of shape {tuple(seed._shape)}", op)
-        seed = seed.numpy().tolist()
+        seed = static_value(seed, op, "seed").tolist()
     try:
         s0, s1 = seed
         return _seed_int(s0, op) & _M64, _seed_int(s1, op) & _M64
@@ -175,8 +176,8 @@ def _scalar_param(v, op, what):
         return float(v)
     if isinstance(v, Tensor) or hasattr(v, "_as_tensor"):
         t = to_tensor(v, op)
-        if t._size != 1 or t._shape:
-            return None
+        if t._size != 1 or t._shape or (t._h is None and t._arr is None):
+            return None  # a tensor parameter (symbolic while tracing): scales a standard draw
         v = t.numpy().item()
     if isinstance(v, (list, tuple)):
         return None
