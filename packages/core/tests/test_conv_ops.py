@@ -392,11 +392,11 @@ def test_float_or_str_attributes_are_type_errors_even_after_an_equal_int_ran():
 def test_tracing_infers_conv_shapes_and_needs_static_sizes():
     from tapeflow.core.runner import tracing
 
-    x, w = tf.ones([2, 5, 5, 3]), tf.ones([3, 3, 3, 4])
+    x, w, ones = tf.ones([2, 5, 5, 3]), tf.ones([3, 3, 3, 4]), tf.ones([4, 4])  # tf.ones traces as fill
     with tracing() as g:
         y = tf.conv2d(x, w, 2, "SAME")
         dx = tf.conv2d_backprop_input([2, 5, 5, 3], w, y, 2, "SAME")
-        sizes = tf.reduce_sum(tf.ones([4, 4]), axis=0)  # symbolic: no value while tracing
+        sizes = tf.reduce_sum(ones, axis=0)  # symbolic: no value while tracing
         with pytest.raises(TypeError, match=r"input_sizes needs a static value while tracing.*"
                                             r"\[Op:Conv2DBackpropInput\]"):
             tf.conv2d_backprop_input(sizes, w, y, 2, "SAME")

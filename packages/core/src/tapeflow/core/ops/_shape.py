@@ -15,10 +15,13 @@ from ..dispatch import (
     int_list,
     kernel_failed,
     on_device,
+    static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import KernelStatus, run
 from ..tensor import Tensor
+from . import _ew
 
 _pyslice = builtins.slice
 _ONE = (1,)
@@ -90,7 +93,7 @@ def _value_bytes(value, dtype, op, what="value"):
         if value._dtype is not dtype:
             raise InvalidArgumentError(f"{what} has dtype {value._dtype.name}; allowed: {dtype.name} (the "
                                        "dtype of the result)", op)
-        return value._host().reshape(()).tobytes()
+        return static_value(value, op, what).reshape(()).tobytes()
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):
@@ -174,3 +177,115 @@ def _record(name, inputs, out, attrs=None):
     rec = hooks.recorder
     if rec is not None:
         rec(name, inputs, out, attrs)
+
+
+def run_eager(prim, ins: tuple, attrs=None):
+    """``runner.run(prim, ins, attrs)`` for Tensors the wrapper has already converted, checked and put on one
+    device: with no ``tf.device`` scope and no tracing, the same pieces inline (the primitive's kernel, its
+    status as the typed error, the report to the recorder); otherwise ``run`` itself.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import PRIMITIVES
+    >>> run_eager(PRIMITIVES["transpose"], (tf.constant([[1, 2]]),), {"perm": (1, 0)}).numpy().tolist()
+    [[1], [2]]
+    """
+    if hooks.tracing or _scope.stack:
+        return run(prim, ins, attrs)
+    dev = ins[0]._dev if ins else _device.default_device()
+    for t in ins:
+        if t._dev is not dev:
+            return run(prim, ins, attrs)
+    try:
+        out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
+    except KernelStatus as e:
+        detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
+        kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
+    rec = hooks.recorder
+    if rec is not None:
+        rec(prim.name, ins, out, attrs or None)
+    return out
+
+
+def _range_dtype(vals):
+    order = [_dt.int32, _dt.int64, _dt.float32, _dt.float64]
+    best = 0
+    for v in vals:
+        if isinstance(v, Tensor):
+            d = v._dtype
+            best = max(best, order.index(d) if d in order else (2 if d.is_floating else 1))
+        elif isinstance(v, (float, np.floating)):
+            best = max(best, 2)
+        elif not -(2 ** 31) <= int(v) < 2 ** 31:
+            best = max(best, 1)
+    return order[best]
+
+
+def _axes_arg(axis, nd, op):
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(_shape_arg(axis, op, "axis"))
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -nd <= a < nd:
+            raise InvalidArgumentError(f"axis {a} is out of range for a tensor of rank {nd}; allowed: "
+                                       f"[{-nd}, {nd})", op)
+        if a % nd in out:
+            raise InvalidArgumentError(f"axis {list(axes)} repeats axis {a % nd}", op)
+        out.append(a % nd)
+    return tuple(sorted(out))
+
+
+def _split_sizes(num_or_size_splits, dim, ax, op):
+    if isinstance(num_or_size_splits, (int, np.integer)) or (
+            isinstance(num_or_size_splits, Tensor) and not num_or_size_splits._shape):
+        n = int(num_or_size_splits)
+        if n < 1 or dim % n:
+            raise InvalidArgumentError(f"cannot split axis {ax} of size {dim} into {n} equal parts; allowed: a "
+                                       f"positive divisor of {dim}, or a list of sizes", op)
+        return [dim // n] * n
+    sizes = list(_shape_arg(num_or_size_splits, op, "num_or_size_splits"))
+    if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
+        raise InvalidArgumentError(f"size_splits = {sizes}; allowed: non-negative sizes and at most one -1", op)
+    if -1 in sizes:
+        rest = dim - sum(s for s in sizes if s != -1)
+        if rest < 0:
+            raise InvalidArgumentError(f"size_splits = {sizes} need more than the {dim} entries of axis {ax}", op)
+        sizes[sizes.index(-1)] = rest
+    if sum(sizes) != dim:
+        raise InvalidArgumentError(f"size_splits = {sizes} add up to {sum(sizes)}, not to the size {dim} of axis "
+                                   f"{ax}; allowed: sizes that add up to {dim} (one may be -1)", op)
+    return sizes
+
+
+_select_cache: dict = {}
+
+
+def _select_plan(shapes, op):
+    hit = _select_cache.get(shapes)
+    if hit is None:
+        hit = _select_plan_uncached(shapes, op)
+        if len(_select_cache) > 1024:
+            _select_cache.clear()
+        _select_cache[shapes] = hit
+    return hit
+
+
+def _select_plan_uncached(shapes, op):
+    out = ()
+    for s in shapes:
+        out = _ew.broadcast_shape(out, s, op)
+    strides = [_ew._strides_for(s, out) for s in shapes]
+    dims, st = [], [[] for _ in shapes]
+    for i, d in enumerate(out):  # merge axes every operand walks contiguously
+        if d == 1:
+            continue
+        if dims and all(st[j][-1] == strides[j][i] * d for j in range(len(shapes))):
+            dims[-1] *= d
+            for j in range(len(shapes)):
+                st[j][-1] = strides[j][i]
+        else:
+            dims.append(d)
+            for j in range(len(shapes)):
+                st[j].append(strides[j][i])
+    if not dims:
+        dims, st = [1], [[0] for _ in shapes]
+    return out, dims, st

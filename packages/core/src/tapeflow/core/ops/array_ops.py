@@ -21,13 +21,18 @@ from ..dispatch import (
     kernel_failed,
     normalize_axis,
     register,
-    scoped,
+    static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
 from ..tensor import Tensor, constant, make
 from . import _ew
 from ._shape import (
+    _axes_arg,
+    _range_dtype,
+    _select_plan,
+    _split_sizes,
     _HALF,
     _INDEX,
     _NUMERIC,
@@ -36,19 +41,34 @@ from ._shape import (
     _creation_device,
     _int_arg,
     _names,
-    _place,
-    _place_all,
     _prod,
-    _record,
     _scope,
     _shape_arg,
     _unvar,
     _value_bytes,
-    _zeros,
+    run_eager,
+    _zeros,  # noqa: F401 (array_ops._zeros: tapeflow.core.variables uses it)
     strided_copy,
 )
 
 # ---- creation ---------------------------------------------------------------
+
+def _filled(shape, dtype, dev, raw):
+    """A new tensor of ``shape`` with every entry the bytes ``raw`` (inside a primitive: check())."""
+    out = alloc(shape, dtype, dev)
+    be = dev.backend
+    check(be.fill(dtype.size, be.host_ptr(raw), out._h, out._size), "fill")
+    return out
+
+
+def _fill_infer(*, shape, value, dtype):
+    return shape, dtype
+
+
+@primitive("fill", "Fill", infer=_fill_infer)
+def _fill(dev, *, shape, value, dtype):
+    return _filled(shape, dtype, dev, np.asarray(value).astype(dtype.np).tobytes())
+
 
 @register("fill", "Fill", nondiff="creates a constant")
 def fill(dims, value, dtype=None, name=None):
@@ -63,19 +83,12 @@ def fill(dims, value, dtype=None, name=None):
         raise InvalidArgumentError(f"dims must be non-negative, got {list(shape)}", "Fill")
     if isinstance(value, Tensor):
         dtype = dtype or value._dtype
-        value = value.numpy()
+        value = static_value(value, "Fill", "value")
     if dtype is None:
         dtype = _dt.bool_ if isinstance(value, (bool, np.bool_)) else \
             _dt.int32 if isinstance(value, (int, np.integer)) else _dt.float32
     dtype = dtype_arg(dtype, "Fill")
-    dev = _creation_device()
-    out = alloc(shape, dtype, dev)
-    be = dev.backend
-    raw = np.asarray(value).astype(dtype.np).tobytes()
-    st = be.fill(dtype.size, be.host_ptr(raw), out._h, out._size)
-    if st:
-        kernel_failed(st, "fill", "Fill")
-    return out
+    return run_eager(_fill, (), {"shape": shape, "value": value, "dtype": dtype})
 
 
 @register("zeros", "Zeros", kind="composite")
@@ -126,6 +139,21 @@ def ones_like(input, dtype=None, name=None):
         return fill(x._shape, 1, x._dtype if dtype is None else dtype_arg(dtype, "OnesLike"))
 
 
+def _eye_infer(*, num_rows, num_columns, batch_shape, dtype):
+    return batch_shape + (num_rows, num_columns), dtype
+
+
+@primitive("eye", "Eye", infer=_eye_infer)
+def _eye(dev, *, num_rows, num_columns, batch_shape, dtype):
+    rows, cols = num_rows, num_columns
+    out = _filled(batch_shape + (rows, cols), dtype, dev, bytes(dtype.size))
+    nb, nd = _prod(batch_shape), min(rows, cols)
+    if nb and nd:
+        one = _filled((), dtype, dev, np.asarray(1).astype(dtype.np).tobytes())
+        strided_copy(one, (nb, nd), 0, (0, 0), out=out, dst_strides=(rows * cols, cols + 1), op="Eye")
+    return out
+
+
 @register("eye", "Eye", nondiff="creates a constant")
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=None):
     """An identity matrix (ones on the diagonal), optionally batched.
@@ -141,28 +169,23 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
         raise InvalidArgumentError(f"num_rows = {rows}, num_columns = {cols}, batch_shape = {list(batch)}; "
                                    "allowed: non-negative sizes", "Eye")
     dtype = dtype_arg(dtype, "Eye")
-    dev = _creation_device()
-    out = _zeros(batch + (rows, cols), dtype, dev)
-    nb, nd = _prod(batch), min(rows, cols)
-    if nb and nd:
-        with _device.device(dev):
-            one = fill((), 1, dtype)
-        strided_copy(one, (nb, nd), 0, (0, 0), out=out, dst_strides=(rows * cols, cols + 1), op="Eye")
+    return run_eager(_eye, (), {"num_rows": rows, "num_columns": cols, "batch_shape": batch, "dtype": dtype})
+
+
+def _range_infer(*, start, limit, delta, dtype):
+    n = -((start - limit) // delta) if dtype.is_integer else _math.ceil((limit - start) / delta)
+    return (n,), dtype
+
+
+@primitive("range", "Range", infer=_range_infer)
+def _range(dev, *, start, limit, delta, dtype):
+    (n,), _ = _range_infer(start=start, limit=limit, delta=delta, dtype=dtype)
+    out = alloc((n,), dtype, dev)
+    if dtype.is_integer:
+        check(dev.backend.iota(dtype.code, 0.0, 0.0, start, delta, out._h, n), "iota")
+    else:
+        check(dev.backend.iota(dtype.code, start, delta, 0, 0, out._h, n), "iota")
     return out
-
-
-def _range_dtype(vals):
-    order = [_dt.int32, _dt.int64, _dt.float32, _dt.float64]
-    best = 0
-    for v in vals:
-        if isinstance(v, Tensor):
-            d = v._dtype
-            best = max(best, order.index(d) if d in order else (2 if d.is_floating else 1))
-        elif isinstance(v, (float, np.floating)):
-            best = max(best, 2)
-        elif not -(2 ** 31) <= int(v) < 2 ** 31:
-            best = max(best, 1)
-    return order[best]
 
 
 @register("range", "Range", nondiff="creates a constant")
@@ -177,13 +200,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
         start, limit = 0, start
     if type(start) is int and type(limit) is int and type(delta) is int and dtype is None and delta > 0 \
             and 0 <= start <= limit < 2 ** 31:  # the common tf.range(n): int32, no checks left to make
-        n = -((start - limit) // delta)
-        dev = _creation_device()
-        out = alloc((n,), _dt.int32, dev)
-        st = dev.backend.iota(_dt.int32.code, 0.0, 0.0, start, delta, out._h, n)
-        if st:
-            kernel_failed(st, "iota", "Range")
-        return out
+        return run_eager(_range, (), {"start": start, "limit": limit, "delta": delta, "dtype": _dt.int32})
     raw = [v if isinstance(v, Tensor) else to_tensor(v, "Range") if hasattr(v, "_as_tensor") else v
            for v in (start, limit, delta)]
     for what, v in zip(("start", "limit", "delta"), raw):
@@ -195,7 +212,8 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     dtype = dtype_arg(dtype, "Range") if dtype is not None else _range_dtype(raw)
     if dtype.is_bool:
         raise InvalidArgumentError("dtype bool; allowed: " + _names(_NUMERIC), "Range")
-    vals = [v._host().item() if isinstance(v, Tensor) else v for v in raw]
+    vals = [static_value(v, "Range", what).item() if isinstance(v, Tensor) else v
+            for what, v in zip(("start", "limit", "delta"), raw)]
     if dtype.is_integer:
         if any(float(v) != int(v) for v in vals):
             raise InvalidArgumentError(f"start, limit, delta = {vals} cannot be represented as {dtype.name}", "Range")
@@ -210,18 +228,11 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     if d < 0 and s < lim:
         raise InvalidArgumentError(f"start = {s} < limit = {lim} with delta = {d} < 0; allowed: start >= limit "
                                    "when delta < 0", "Range")
-    n = -((s - lim) // d) if dtype.is_integer else _math.ceil((lim - s) / d)
+    attrs = {"start": s, "limit": lim, "delta": d, "dtype": dtype}
+    (n,), _ = _range_infer(**attrs)
     if dtype.is_integer and n and not (dtype.min <= s + (n - 1) * d <= dtype.max):
         raise InvalidArgumentError(f"range({s}, {lim}, {d}) leaves the range of {dtype.name}", "Range")
-    dev = _creation_device()
-    out = alloc((n,), dtype, dev)
-    if dtype.is_integer:
-        st = dev.backend.iota(dtype.code, 0.0, 0.0, s, d, out._h, n)
-    else:
-        st = dev.backend.iota(dtype.code, s, d, 0, 0, out._h, n)
-    if st:
-        kernel_failed(st, "iota", "Range")
-    return out
+    return run_eager(_range, (), attrs)
 
 
 @register("linspace", "LinSpace", kind="composite")
@@ -315,9 +326,24 @@ def _out_type(out_type, op):
     return dt
 
 
-def _meta_tensor(value, dtype):
-    with _device.device(_creation_device()):
+def _meta_tensor(value, dtype, dev):
+    with _device.device(dev):
         return constant(np.asarray(value, dtype.np))
+
+
+@primitive("shape", "Shape", infer=lambda x, *, out_type: ((len(x._shape),), out_type))
+def _shape(dev, x, *, out_type):
+    return _meta_tensor(list(x._shape), out_type, dev)
+
+
+@primitive("size", "Size", infer=lambda x, *, out_type: ((), out_type))
+def _size(dev, x, *, out_type):
+    return _meta_tensor(x._size, out_type, dev)
+
+
+@primitive("rank", "Rank", infer=lambda x: ((), _dt.int32))
+def _rank(dev, x):
+    return _meta_tensor(len(x._shape), _dt.int32, dev)
 
 
 @register("shape", "Shape", nondiff="integer output (the input's shape)")
@@ -328,8 +354,7 @@ def shape(input, out_type=_dt.int32, name=None):
     >>> tf.shape(tf.zeros([2, 3])).numpy().tolist()
     [2, 3]
     """
-    x = to_tensor(input, "Shape")
-    return _meta_tensor(list(x._shape), _out_type(out_type, "Shape"))
+    return run_eager(_shape, (to_tensor(input, "Shape"),), {"out_type": _out_type(out_type, "Shape")})
 
 
 @register("size", "Size", nondiff="integer output (the number of elements)")
@@ -340,8 +365,7 @@ def size(input, out_type=_dt.int32, name=None):
     >>> int(tf.size(tf.zeros([2, 3])))
     6
     """
-    x = to_tensor(input, "Size")
-    return _meta_tensor(x._size, _out_type(out_type, "Size"))
+    return run_eager(_size, (to_tensor(input, "Size"),), {"out_type": _out_type(out_type, "Size")})
 
 
 @register("rank", "Rank", nondiff="integer output (the number of axes)")
@@ -352,8 +376,7 @@ def rank(input, name=None):
     >>> int(tf.rank(tf.zeros([2, 3])))
     2
     """
-    x = to_tensor(input, "Rank")
-    return _meta_tensor(len(x._shape), _dt.int32)
+    return run_eager(_rank, (to_tensor(input, "Rank"),))
 
 
 # ---- views (no copy) --------------------------------------------------------
@@ -361,6 +384,36 @@ def rank(input, name=None):
 def _view(x: Tensor, shape) -> Tensor:
     host = x._arr.reshape(shape) if x._arr is not None else None
     return make(x._h, host, tuple(shape), x._dtype, x._dev, x._size)
+
+
+def _same_infer(x, **attrs):
+    return x._shape, x._dtype
+
+
+def _shape_infer(x, *, shape):
+    return shape, x._dtype
+
+
+@primitive("reshape", "Reshape", infer=_shape_infer)
+def _reshape(dev, x, *, shape):
+    return _view(x, shape)
+
+
+@primitive("identity", "Identity", infer=_same_infer)
+def _identity(dev, x):
+    return _view(x, x._shape)
+
+
+def _run_view(prim, x, attrs):
+    """run(prim, (x,), attrs) for the no-kernel view ops (reshape, identity): the same pieces, inline."""
+    stack = _scope.stack
+    if hooks.tracing or (stack and stack[-1] is not None and stack[-1] is not x._dev):
+        return run(prim, (x,), attrs)
+    out = _view(x, attrs["shape"] if attrs else x._shape)
+    rec = hooks.recorder
+    if rec is not None:
+        rec(prim.name, (x,), out, attrs)
+    return out
 
 
 @register("reshape", "Reshape")
@@ -371,10 +424,15 @@ def reshape(tensor, shape, name=None):
     >>> tf.reshape(tf.range(6), [2, -1]).numpy().tolist()
     [[0, 1, 2], [3, 4, 5]]
     """
-    x = scoped(tensor if type(tensor) is Tensor else to_tensor(tensor, "Reshape"))
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, "Reshape")
     shape = _shape_arg(shape, "Reshape")
     if shape.count(-1) > 1:
         raise InvalidArgumentError(f"only one dimension may be -1, got {list(shape)}", "Reshape")
+    if x._size is None:  # traced, with a data-dependent dimension: -1 is unknown until the graph runs
+        if any(d < -1 for d in shape):
+            raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension; allowed: sizes >= 0 and "
+                                       "one -1", "Reshape")
+        return run(_reshape, (x,), {"shape": tuple(None if d == -1 else d for d in shape)})
     if -1 in shape:
         known = _prod(d for d in shape if d != -1)
         if known == 0 or x._size % known:
@@ -385,11 +443,7 @@ def reshape(tensor, shape, name=None):
         raise InvalidArgumentError(
             f"cannot reshape a tensor with {x._size} elements (shape {tuple(x._shape)}) to shape {list(shape)} "
             f"({_prod(shape)} elements)", "Reshape")
-    out = _view(x, shape)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("reshape", (x,), out, {"shape": shape})
-    return out
+    return _run_view(_reshape, x, {"shape": shape})
 
 
 @register("identity", "Identity")
@@ -400,12 +454,7 @@ def identity(input, name=None):
     >>> tf.identity(tf.constant([1.0])).numpy().tolist()
     [1.0]
     """
-    x = scoped(input if type(input) is Tensor else to_tensor(input, "Identity"))
-    out = _view(x, x._shape)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("identity", (x,), out, None)
-    return out
+    return _run_view(_identity, input if type(input) is Tensor else to_tensor(input, "Identity"), None)
 
 
 @register("squeeze", "Squeeze", kind="composite")
@@ -457,6 +506,15 @@ def expand_dims(input, axis, name=None):
 
 # ---- transpose, broadcast, tile, reverse ---------------------------------------
 
+@primitive("transpose", "Transpose", infer=lambda x, *, perm: (tuple(x._shape[p] for p in perm), x._dtype))
+def _transpose(dev, x, *, perm):
+    shape = tuple(x._shape[p] for p in perm)
+    if perm == tuple(range(len(perm))):
+        return _view(x, shape)
+    strides = _contig_strides(x._shape)
+    return strided_copy(x, shape, 0, [strides[p] for p in perm], op="Transpose")
+
+
 @register("transpose", "Transpose")
 def transpose(a, perm=None, conjugate=False, name=None):
     """Permute the axes (reverse them by default).
@@ -475,17 +533,14 @@ def transpose(a, perm=None, conjugate=False, name=None):
             raise InvalidArgumentError(f"perm {list(perm)} is not a permutation of the {nd} axes of "
                                        f"shape {tuple(x._shape)}", "Transpose")
         perm = tuple(p % nd for p in perm)
-    shape = tuple(x._shape[p] for p in perm)
-    if perm == tuple(range(nd)):
-        out = _view(x, shape)
-    else:
-        _, x = _place(x)
-        strides = _contig_strides(x._shape)
-        out = strided_copy(x, shape, 0, [strides[p] for p in perm], op="Transpose")
-    rec = hooks.recorder
-    if rec is not None:
-        rec("transpose", (x,), out, {"perm": perm})
-    return out
+    return run_eager(_transpose, (x,), {"perm": perm})
+
+
+@primitive("broadcast_to", "BroadcastTo", infer=_shape_infer)
+def _broadcast_to(dev, x, *, shape):
+    if shape == x._shape:
+        return _view(x, shape)
+    return strided_copy(x, shape, 0, _ew._strides_for(x._shape, shape), op="BroadcastTo")
 
 
 @register("broadcast_to", "BroadcastTo")
@@ -503,14 +558,40 @@ def broadcast_to(input, shape, name=None):
         raise InvalidArgumentError(f"cannot broadcast shape {tuple(x._shape)} to {shape}; allowed: a shape "
                                    "whose trailing dimensions equal the input's or where the input has 1",
                                    "BroadcastTo")
-    if shape == x._shape:
-        out = _view(x, shape)
-    else:
-        _, x = _place(x)
-        out = strided_copy(x, shape, 0, _ew._strides_for(x._shape, shape), op="BroadcastTo")
-    rec = hooks.recorder
-    if rec is not None:
-        rec("broadcast_to", (x,), out, {"shape": shape})
+    return run_eager(_broadcast_to, (x,), {"shape": shape})
+
+
+def _tile_infer(x, *, multiples):
+    return tuple(m * d for m, d in zip(multiples, x._shape)), x._dtype
+
+
+@primitive("tile", "Tile", infer=_tile_infer)
+def _tile(dev, x, *, multiples):
+    mult = multiples
+    nd = len(x._shape)
+    out_shape = tuple(m * d for m, d in zip(mult, x._shape))
+    if out_shape == x._shape:
+        return _view(x, out_shape)
+    strides = _contig_strides(x._shape)
+    vshape, vstr = [], []  # the output seen as [m0, d0, m1, d1, ...]: repeats read with stride 0
+    for m, d, s in zip(mult, x._shape, strides):
+        for size, stride in ((m, 0), (d, s)):
+            if size == 1:
+                continue
+            if vshape and vstr[-1] == stride * size and (stride != 0 or vstr[-1] == 0):
+                vshape[-1] *= size
+                vstr[-1] = stride
+            else:
+                vshape.append(size)
+                vstr.append(stride)
+    if len(vshape) <= 12:
+        return _view(strided_copy(x, vshape, 0, vstr, op="Tile"), out_shape)
+    out = x  # very high rank: one axis at a time
+    for i, m in enumerate(mult):
+        if m != 1:
+            mm = [1] * nd
+            mm[i] = m
+            out = _tile.impl(dev, out, multiples=tuple(mm))
     return out
 
 
@@ -528,54 +609,20 @@ def tile(input, multiples, name=None):
     if len(mult) != nd or any(m < 0 for m in mult):
         raise InvalidArgumentError(f"multiples = {list(mult)} for a tensor of rank {nd}; allowed: exactly {nd} "
                                    "non-negative ints", "Tile")
-    _, x = _place(x)
-    out_shape = tuple(m * d for m, d in zip(mult, x._shape))
-    if out_shape == x._shape:
-        out = _view(x, out_shape)
-    else:
-        strides = _contig_strides(x._shape)
-        vshape, vstr = [], []  # the output seen as [m0, d0, m1, d1, ...]: repeats read with stride 0
-        for m, d, s in zip(mult, x._shape, strides):
-            for size, stride in ((m, 0), (d, s)):
-                if size == 1:
-                    continue
-                if vshape and vstr[-1] == stride * size and (stride != 0 or vstr[-1] == 0):
-                    vshape[-1] *= size
-                    vstr[-1] = stride
-                else:
-                    vshape.append(size)
-                    vstr.append(stride)
-        if len(vshape) <= 12:
-            out = strided_copy(x, vshape, 0, vstr, op="Tile")
-            out = _view(out, out_shape)
-        else:  # very high rank: one axis at a time
-            out = x
-            for i, m in enumerate(mult):
-                if m != 1:
-                    mm = [1] * nd
-                    mm[i] = m
-                    out = _tile_unrecorded(out, mm)
-    _record("tile", (x,), out, {"multiples": mult})
-    return out
+    return run_eager(_tile, (x,), {"multiples": mult})
 
 
-def _tile_unrecorded(x, mult):
-    with hooks.paused():
-        return tile(x, mult)
-
-
-def _axes_arg(axis, nd, op):
-    axes = [axis] if isinstance(axis, (int, np.integer)) else list(_shape_arg(axis, op, "axis"))
-    out = []
-    for a in axes:
-        a = int(a)
-        if not -nd <= a < nd:
-            raise InvalidArgumentError(f"axis {a} is out of range for a tensor of rank {nd}; allowed: "
-                                       f"[{-nd}, {nd})", op)
-        if a % nd in out:
-            raise InvalidArgumentError(f"axis {list(axes)} repeats axis {a % nd}", op)
-        out.append(a % nd)
-    return tuple(sorted(out))
+@primitive("reverse", "ReverseV2", infer=_same_infer)
+def _reverse(dev, x, *, axis):
+    if not axis:
+        return _view(x, x._shape)
+    strides = _contig_strides(x._shape)
+    off, st = 0, list(strides)
+    for a in axis:
+        if x._shape[a] > 0:
+            off += (x._shape[a] - 1) * strides[a]
+        st[a] = -strides[a]
+    return strided_copy(x, x._shape, off, st, op="ReverseV2")
 
 
 @register("reverse", "ReverseV2")
@@ -587,17 +634,7 @@ def reverse(tensor, axis, name=None):
     [[3, 2, 1]]
     """
     x = to_tensor(tensor, "ReverseV2")
-    axes = _axes_arg(axis, len(x._shape), "ReverseV2")
-    _, x = _place(x)
-    strides = _contig_strides(x._shape)
-    off, st = 0, list(strides)
-    for a in axes:
-        if x._shape[a] > 0:
-            off += (x._shape[a] - 1) * strides[a]
-        st[a] = -strides[a]
-    out = strided_copy(x, x._shape, off, st, op="ReverseV2") if axes else _view(x, x._shape)
-    _record("reverse", (x,), out, {"axis": axes})
-    return out
+    return run_eager(_reverse, (x,), {"axis": _axes_arg(axis, len(x._shape), "ReverseV2")})
 
 
 # ---- joining and splitting -------------------------------------------------------
@@ -612,7 +649,7 @@ def _join_inputs(values, op):
                 if type(t) is not Tensor or t._dtype is not dt or t._dev is not dev:
                     break
             else:
-                return dev, values
+                return values
     values = list(values) if not isinstance(values, Tensor) else list(unstack(values))
     if not values:
         raise InvalidArgumentError("got an empty list; allowed: at least one tensor", op)
@@ -628,8 +665,25 @@ def _join_inputs(values, op):
         if t._dtype is not dt:
             raise InvalidArgumentError(f"values[{i}] has dtype {t._dtype.name} but values[0] has {dt.name}; "
                                        "allowed: one dtype for all values", op)
-    dev, ts = _place_all(ts)
-    return dev, ts
+    return ts
+
+
+def _concat_infer(*ts, axis):
+    s0 = ts[0]._shape
+    return s0[:axis] + (sum(t._shape[axis] for t in ts),) + s0[axis + 1:], ts[0]._dtype
+
+
+@primitive("concat", "ConcatV2", infer=_concat_infer)
+def _concat(dev, *ts, axis):
+    out_shape, dt = _concat_infer(*ts, axis=axis)
+    if len(ts) == 1:
+        return _view(ts[0], out_shape)
+    s0 = ts[0]._shape
+    inner = _prod(s0[axis + 1:])
+    out = alloc(out_shape, dt, dev)
+    check(dev.backend.concat(dt.size, len(ts), [t._h for t in ts], [t._shape[axis] * inner for t in ts],
+                             _prod(s0[:axis]), out._h), "concat")
+    return out
 
 
 @register("concat", "ConcatV2")
@@ -640,7 +694,7 @@ def concat(values, axis, name=None):
     >>> tf.concat([tf.constant([[1, 2]]), tf.constant([[3, 4]])], axis=0).numpy().tolist()
     [[1, 2], [3, 4]]
     """
-    dev, ts = _join_inputs(values, "ConcatV2")
+    ts = _join_inputs(values, "ConcatV2")
     s0 = ts[0]._shape
     nd = len(s0)
     if nd == 0:
@@ -652,17 +706,21 @@ def concat(values, axis, name=None):
         if len(s) != nd or s[:ax] != s0[:ax] or s[ax + 1:] != s0[ax + 1:]:
             raise InvalidArgumentError(f"values[{i}] has shape {tuple(s)} but values[0] has {tuple(s0)}; allowed: "
                                        f"shapes equal except along axis {ax}", "ConcatV2")
-    out_shape = s0[:ax] + (sum(t._shape[ax] for t in ts),) + s0[ax + 1:]
-    if len(ts) == 1:
-        out = _view(ts[0], out_shape)
-    else:
-        outer, inner = _prod(s0[:ax]), _prod(s0[ax + 1:])
-        out = alloc(out_shape, ts[0]._dtype, dev)
-        st = dev.backend.concat(ts[0]._dtype.size, len(ts), [t._h for t in ts],
-                                [t._shape[ax] * inner for t in ts], outer, out._h)
-        if st:
-            kernel_failed(st, "concat", "ConcatV2")
-    _record("concat", tuple(ts), out, {"axis": ax})
+    return run_eager(_concat, tuple(ts), {"axis": ax})
+
+
+def _stack_infer(*ts, axis):
+    s0 = ts[0]._shape
+    return s0[:axis] + (len(ts),) + s0[axis:], ts[0]._dtype
+
+
+@primitive("stack", "Pack", infer=_stack_infer)
+def _stack(dev, *ts, axis):
+    out_shape, dt = _stack_infer(*ts, axis=axis)
+    s0 = ts[0]._shape
+    out = alloc(out_shape, dt, dev)
+    check(dev.backend.concat(dt.size, len(ts), [t._h for t in ts], [_prod(s0[axis:])] * len(ts), _prod(s0[:axis]),
+                             out._h), "concat")
     return out
 
 
@@ -674,7 +732,7 @@ def stack(values, axis=0, name=None):
     >>> tf.stack([tf.constant([1, 2]), tf.constant([3, 4])], axis=1).numpy().tolist()
     [[1, 3], [2, 4]]
     """
-    dev, ts = _join_inputs(values, "Pack")
+    ts = _join_inputs(values, "Pack")
     s0 = ts[0]._shape
     for i, t in enumerate(ts):
         if t._shape != s0:
@@ -686,46 +744,35 @@ def stack(values, axis=0, name=None):
         raise InvalidArgumentError(f"axis {a} is out of range for stacking tensors of rank {nd}; allowed: "
                                    f"[{-(nd + 1)}, {nd}]", "Pack")
     a %= nd + 1
-    out_shape = s0[:a] + (len(ts),) + s0[a:]
-    inner = _prod(s0[a:])
-    out = alloc(out_shape, ts[0]._dtype, dev)
-    st = dev.backend.concat(ts[0]._dtype.size, len(ts), [t._h for t in ts], [inner] * len(ts), _prod(s0[:a]),
-                            out._h)
-    if st:
-        kernel_failed(st, "concat", "Pack")
-    _record("stack", tuple(ts), out, {"axis": a})
-    return out
+    return run_eager(_stack, tuple(ts), {"axis": a})
 
 
-def _split_sizes(num_or_size_splits, dim, ax, op):
-    if isinstance(num_or_size_splits, (int, np.integer)) or (
-            isinstance(num_or_size_splits, Tensor) and not num_or_size_splits._shape):
-        n = int(num_or_size_splits)
-        if n < 1 or dim % n:
-            raise InvalidArgumentError(f"cannot split axis {ax} of size {dim} into {n} equal parts; allowed: a "
-                                       f"positive divisor of {dim}, or a list of sizes", op)
-        return [dim // n] * n
-    sizes = list(_shape_arg(num_or_size_splits, op, "num_or_size_splits"))
-    if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
-        raise InvalidArgumentError(f"size_splits = {sizes}; allowed: non-negative sizes and at most one -1", op)
-    if -1 in sizes:
-        rest = dim - sum(s for s in sizes if s != -1)
-        if rest < 0:
-            raise InvalidArgumentError(f"size_splits = {sizes} need more than the {dim} entries of axis {ax}", op)
-        sizes[sizes.index(-1)] = rest
-    if sum(sizes) != dim:
-        raise InvalidArgumentError(f"size_splits = {sizes} add up to {sum(sizes)}, not to the size {dim} of axis "
-                                   f"{ax}; allowed: sizes that add up to {dim} (one may be -1)", op)
-    return sizes
-
-
-def _split_kernel(x, dev, outer, widths, shapes, op):
-    outs = [alloc(s, x._dtype, dev) for s in shapes]
+def _split_kernel(x, dev, outer, widths, shapes):
+    outs = tuple(alloc(s, x._dtype, dev) for s in shapes)
     if outs:
-        st = dev.backend.split(x._dtype.size, len(outs), x._h, widths, outer, [o._h for o in outs])
-        if st:
-            kernel_failed(st, "split", op)
+        check(dev.backend.split(x._dtype.size, len(outs), x._h, widths, outer, [o._h for o in outs]), "split")
     return outs
+
+
+def _split_infer(x, *, num_or_size_splits, axis):
+    return [(x._shape[:axis] + (s,) + x._shape[axis + 1:], x._dtype) for s in num_or_size_splits]
+
+
+@primitive("split", "SplitV", infer=_split_infer)
+def _split(dev, x, *, num_or_size_splits, axis):
+    inner = _prod(x._shape[axis + 1:])
+    return _split_kernel(x, dev, _prod(x._shape[:axis]), [s * inner for s in num_or_size_splits],
+                         [sh for sh, _ in _split_infer(x, num_or_size_splits=num_or_size_splits, axis=axis)])
+
+
+def _unstack_infer(x, *, num, axis):
+    return [(x._shape[:axis] + x._shape[axis + 1:], x._dtype)] * num
+
+
+@primitive("unstack", "Unpack", infer=_unstack_infer)
+def _unstack(dev, x, *, num, axis):
+    return _split_kernel(x, dev, _prod(x._shape[:axis]), [_prod(x._shape[axis + 1:])] * num,
+                         [x._shape[:axis] + x._shape[axis + 1:]] * num)
 
 
 @register("split", "SplitV")
@@ -745,12 +792,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     sizes = _split_sizes(num_or_size_splits, dim, ax, "SplitV")
     if num is not None and num != len(sizes):
         raise InvalidArgumentError(f"num = {num} but the split makes {len(sizes)} parts", "SplitV")
-    dev, x = _place(x)
-    inner = _prod(x._shape[ax + 1:])
-    shapes = [x._shape[:ax] + (s,) + x._shape[ax + 1:] for s in sizes]
-    outs = _split_kernel(x, dev, _prod(x._shape[:ax]), [s * inner for s in sizes], shapes, "SplitV")
-    _record("split", (x,), tuple(outs), {"num_or_size_splits": tuple(sizes), "axis": ax})
-    return outs
+    return list(run_eager(_split, (x,), {"num_or_size_splits": tuple(sizes), "axis": ax}))
 
 
 @register("unstack", "Unpack")
@@ -768,17 +810,27 @@ def unstack(value, num=None, axis=0, name=None):
     n = x._shape[ax]
     if num is not None and num != n:
         raise InvalidArgumentError(f"num = {num} does not match dimension {ax} of size {n}", "Unpack")
-    dev, x = _place(x)
-    rest = x._shape[:ax] + x._shape[ax + 1:]
-    inner = _prod(x._shape[ax + 1:])
-    outs = _split_kernel(x, dev, _prod(x._shape[:ax]), [inner] * n, [rest] * n, "Unpack")
-    _record("unstack", (x,), tuple(outs), {"num": n, "axis": ax})
-    return outs
+    return list(run_eager(_unstack, (x,), {"num": n, "axis": ax}))
 
 
 # ---- padding -------------------------------------------------------------------
 
 _PAD_MODES = {"CONSTANT": 0, "REFLECT": 1, "SYMMETRIC": 2}
+
+
+def _pad_infer(x, *, paddings, mode, constant_values):
+    return tuple(n + a + b for n, (a, b) in zip(x._shape, paddings)), x._dtype
+
+
+@primitive("pad", "PadV2", infer=_pad_infer)
+def _pad(dev, x, *, paddings, mode, constant_values):
+    raw = _value_bytes(constant_values, x._dtype, "PadV2", "constant_values")
+    out_shape, _ = _pad_infer(x, paddings=paddings, mode=mode, constant_values=constant_values)
+    out = alloc(out_shape, x._dtype, dev)
+    be = dev.backend
+    check(be.pad(x._dtype.size, _PAD_MODES[mode], len(out_shape), list(x._shape), [a for a, _ in paddings],
+                 list(out_shape), x._h, out._h, be.host_ptr(raw)), "pad")
+    return out
 
 
 @register("pad", "PadV2")
@@ -797,7 +849,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     m = str(mode).upper()
     if m not in _PAD_MODES:
         raise InvalidArgumentError(f"mode = {mode!r}; allowed: 'CONSTANT', 'REFLECT', 'SYMMETRIC'", "PadV2")
-    p = np.asarray(paddings) if not isinstance(paddings, Tensor) else paddings._host()
+    p = np.asarray(paddings) if not isinstance(paddings, Tensor) else static_value(paddings, "PadV2", "paddings")
     if p.size == 0 and nd == 0:
         p = p.reshape(0, 2)
     if p.shape != (nd, 2) or (p.size and p.dtype.kind not in "iu"):
@@ -812,53 +864,26 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
         if m != "CONSTANT" and (a > limit or b > limit):
             raise InvalidArgumentError(f"{m} padding [{a}, {b}] of axis {i} (size {n}); allowed: at most {limit} "
                                        "on each side", "MirrorPad")
-    dev, x = _place(x)
-    raw = _value_bytes(constant_values, x._dtype, "PadV2", "constant_values")
-    out_shape = tuple(n + a + b for n, (a, b) in zip(x._shape, pads))
+    _value_bytes(constant_values, x._dtype, "PadV2", "constant_values")  # a scalar that fits x's dtype
+    cv = constant_values if not isinstance(constant_values, Tensor) else \
+        static_value(constant_values, "PadV2", "constant_values").item()
+    return run_eager(_pad, (x,), {"paddings": pads, "mode": m, "constant_values": cv})
+
+
+def _select_infer(c, x, y):
+    return _select_plan((c._shape, x._shape, y._shape), "SelectV2")[0], x._dtype
+
+
+@primitive("select", "SelectV2", infer=_select_infer)
+def _select_impl(dev, c, x, y):
+    if c._shape == x._shape == y._shape:  # same shapes: one flat run
+        out_shape, dims, cs, xs, ys = x._shape, (x._size,), _ONE, _ONE, _ONE
+    else:
+        out_shape, dims, (cs, xs, ys) = _select_plan((c._shape, x._shape, y._shape), "SelectV2")
     out = alloc(out_shape, x._dtype, dev)
-    be = dev.backend
-    st = be.pad(x._dtype.size, _PAD_MODES[m], nd, list(x._shape), [a for a, _ in pads], list(out_shape), x._h,
-                out._h, be.host_ptr(raw))
-    if st:
-        kernel_failed(st, "pad", "PadV2")
-    cv = constant_values if not isinstance(constant_values, Tensor) else constant_values._host().item()
-    _record("pad", (x,), out, {"paddings": pads, "mode": m, "constant_values": cv})
+    if out._size:
+        check(dev.backend.select(x._dtype.size, len(dims), dims, c._h, cs, x._h, xs, y._h, ys, out._h), "select")
     return out
-
-
-_select_cache: dict = {}
-
-
-def _select_plan(shapes, op):
-    hit = _select_cache.get(shapes)
-    if hit is None:
-        hit = _select_plan_uncached(shapes, op)
-        if len(_select_cache) > 1024:
-            _select_cache.clear()
-        _select_cache[shapes] = hit
-    return hit
-
-
-def _select_plan_uncached(shapes, op):
-    out = ()
-    for s in shapes:
-        out = _ew.broadcast_shape(out, s, op)
-    strides = [_ew._strides_for(s, out) for s in shapes]
-    dims, st = [], [[] for _ in shapes]
-    for i, d in enumerate(out):  # merge axes every operand walks contiguously
-        if d == 1:
-            continue
-        if dims and all(st[j][-1] == strides[j][i] * d for j in range(len(shapes))):
-            dims[-1] *= d
-            for j in range(len(shapes)):
-                st[j][-1] = strides[j][i]
-        else:
-            dims.append(d)
-            for j in range(len(shapes)):
-                st[j].append(strides[j][i])
-    if not dims:
-        dims, st = [1], [[0] for _ in shapes]
-    return out, dims, st
 
 
 @register("select", "SelectV2")
@@ -872,16 +897,7 @@ def _select(condition, x, y, name=None):
     c = condition if type(condition) is Tensor else to_tensor(condition, "SelectV2")
     if type(x) is Tensor and type(y) is Tensor and c._shape == x._shape == y._shape and x._dtype is y._dtype \
             and c._dtype is _dt.bool_ and not _scope.stack and c._dev is x._dev is y._dev:
-        # same shapes: one flat run
-        dev = x._dev
-        out = alloc(x._shape, x._dtype, dev)
-        if out._size:
-            n = (out._size,)
-            st = dev.backend.select(x._dtype.size, 1, n, c._h, _ONE, x._h, _ONE, y._h, _ONE, out._h)
-            if st:
-                kernel_failed(st, "select", "SelectV2")
-        _record("select", (c, x, y), out, None)
-        return out
+        return run_eager(_select_impl, (c, x, y))  # same shapes, dtypes and device: nothing to convert
     if c._dtype is not _dt.bool_:
         raise InvalidArgumentError(f"condition has dtype {c._dtype.name}; allowed: bool", "SelectV2")
     x, y = _unvar(x, "SelectV2"), _unvar(y, "SelectV2")
@@ -892,14 +908,18 @@ def _select(condition, x, y, name=None):
         y = to_tensor(y, "SelectV2", x._dtype) if _ew._is_py_scalar(y) else to_tensor(y, "SelectV2")
     if x._dtype is not y._dtype:
         _ew.dtype_mismatch(x, y, "SelectV2")
-    dev, (c, x, y) = _place_all([c, x, y])
-    out_shape, dims, (cs, xs, ys) = _select_plan((c._shape, x._shape, y._shape), "SelectV2")
-    out = alloc(out_shape, x._dtype, dev)
+    _select_plan((c._shape, x._shape, y._shape), "SelectV2")  # shapes that broadcast
+    return run_eager(_select_impl, (c, x, y))
+
+
+@primitive("where", "Where", infer=lambda c: ((None, len(c._shape)), _dt.int64))
+def _where_indices(dev, c):
+    be = dev.backend
+    cnt = be.new_int64([0])
+    check(be.count_nonzero(c._dtype.code, c._h, c._size, cnt), "count_nonzero")
+    out = alloc((int(cnt[0]), len(c._shape)), _dt.int64, dev)
     if out._size:
-        st = dev.backend.select(x._dtype.size, len(dims), dims, c._h, cs, x._h, xs, y._h, ys, out._h)
-        if st:
-            kernel_failed(st, "select", "SelectV2")
-    _record("select", (c, x, y), out, None)
+        check(be.where_indices(c._dtype.code, c._h, len(c._shape), list(c._shape), c._size, out._h), "where_indices")
     return out
 
 
@@ -914,7 +934,7 @@ def where(condition, x=None, y=None, name=None):
     [1, 20]
     """
     if x is None and y is None:
-        return _nonzero(to_tensor(condition, "Where"))
+        return run_eager(_where_indices, (to_tensor(condition, "Where"),))
     if x is None or y is None:
         raise InvalidArgumentError("x and y must both be given or both be None", "Where")
     return _select(condition, x, y)
@@ -925,7 +945,7 @@ __all__ = [n for n, v in list(globals().items()) if callable(v) and getattr(v, "
 
 # the index, sort and slice families live in their own modules; their names stay importable from here
 from .index_ops import *
-from .index_ops import _copy, _nonzero, _scatter_add_axis, _tensor_scatter  # noqa: F401
+from .index_ops import _scatter_add_axis, _tensor_scatter  # noqa: F401 (autodiff.grads.array, variables)
 from .slice_ops import *
 from .slice_ops import getitem  # noqa: F401
 from .sort_ops import *

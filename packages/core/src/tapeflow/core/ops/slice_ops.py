@@ -16,25 +16,34 @@ from ..dispatch import (
     to_tensor,
 )
 from ..errors import InvalidArgumentError
+from ..runner import primitive
 from ..tensor import Tensor, constant
 from . import _ew
 from ._shape import (
     _ONE,
     _contig_strides,
     _int_arg,
-    _place,
     _prod,
     _pyslice,
-    _record,
     _scope,
     _shape_arg,
     _zeros,
+    run_eager,
     strided_copy,
 )
 from .array_ops import _view, broadcast_to, stack, transpose, where
 from .index_ops import boolean_mask, gather, gather_nd
 
 # ---- slicing --------------------------------------------------------------------
+
+@primitive("slice", "Slice", infer=lambda x, *, begin, size: (size, x._dtype))
+def _slice(dev, x, *, begin, size):
+    if size == x._shape:
+        return _view(x, size)
+    strides = _contig_strides(x._shape)
+    off = sum(bi * st for bi, st in zip(begin, strides)) if _prod(size) else 0
+    return strided_copy(x, size, off, strides, op="Slice")
+
 
 @register("slice", "Slice")
 def slice(input_, begin, size, name=None):
@@ -61,16 +70,7 @@ def slice(input_, begin, size, name=None):
             raise InvalidArgumentError(f"size[{i}] = {si} is not in [0, {d - bi}] (begin[{i}] = {bi}, dimension "
                                        f"{d}); allowed: -1 or a size that fits", "Slice")
         sizes.append(si)
-    sizes = tuple(sizes)
-    _, x = _place(x)
-    if sizes == x._shape:
-        out = _view(x, sizes)
-    else:
-        strides = _contig_strides(x._shape)
-        off = sum(bi * st for bi, st in zip(b, strides)) if _prod(sizes) else 0
-        out = strided_copy(x, sizes, off, strides, op="Slice")
-    _record("slice", (x,), out, {"begin": b, "size": sizes})
-    return out
+    return run_eager(_slice, (x,), {"begin": b, "size": tuple(sizes)})
 
 
 def _index_plan(shape, key, op="StridedSlice"):
@@ -207,6 +207,34 @@ def _spec_args(begin, end, strides, op):
     return b, e, s
 
 
+_plan_cache: dict = {}
+
+
+def _slice_plan(shape, attrs, op="StridedSlice"):
+    """_index_plan of the strided_slice arguments ``attrs`` (cached: the wrapper checks, the primitive runs it)."""
+    key = (tuple(shape), op, *(attrs[k] for k in _SPEC))
+    hit = _plan_cache.get(key)
+    if hit is None:
+        hit = _index_plan(shape, _spec_key(*(attrs[k] for k in _SPEC)), op)
+        if len(_plan_cache) > 1024:
+            _plan_cache.clear()
+        _plan_cache[key] = hit
+    return hit
+
+
+_SPEC = ("begin", "end", "strides", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+
+
+def _spec_attrs(b, e, s, masks):
+    return dict(zip(_SPEC, (b, e, s) + tuple(masks)))
+
+
+@primitive("strided_slice", "StridedSlice", infer=lambda x, **attrs: (_slice_plan(x._shape, attrs)[3], x._dtype))
+def _strided_slice(dev, x, **attrs):
+    off, vshape, vstr, result = _slice_plan(x._shape, attrs)
+    return _view(strided_copy(x, vshape, off, vstr, op="StridedSlice"), result)
+
+
 @register("strided_slice", "StridedSlice")
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
                   shrink_axis_mask=0, var=None, name=None):
@@ -224,13 +252,21 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     x = to_tensor(input_, "StridedSlice")
     b, e, s = _spec_args(begin, end, strides, "StridedSlice")
     masks = _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, "StridedSlice")
-    key = _spec_key(b, e, s, *masks)
-    _, x = _place(x)
-    off, vshape, vstr, result = _index_plan(x._shape, key)
-    out = _view(strided_copy(x, vshape, off, vstr, op="StridedSlice"), result)
-    _record("strided_slice", (x,), out, {"begin": b, "end": e, "strides": s, "begin_mask": masks[0],
-                                         "end_mask": masks[1], "ellipsis_mask": masks[2],
-                                         "new_axis_mask": masks[3], "shrink_axis_mask": masks[4]})
+    attrs = _spec_attrs(b, e, s, masks)
+    _slice_plan(x._shape, attrs)  # the index fits x's shape
+    return run_eager(_strided_slice, (x,), attrs)
+
+
+def _ssg_infer(dy, *, shape, **spec):
+    return shape, dy._dtype
+
+
+@primitive("strided_slice_grad", "StridedSliceGrad", infer=_ssg_infer)
+def _strided_slice_grad(dev, dy, *, shape, **spec):
+    off, vshape, vstr, _ = _slice_plan(shape, spec, "StridedSliceGrad")
+    out = _zeros(shape, dy._dtype, dev)
+    strided_copy(dy, vshape, 0, _contig_strides(vshape), out=out, dst_off=off, dst_strides=vstr,
+                 op="StridedSliceGrad")
     return out
 
 
@@ -247,19 +283,12 @@ def strided_slice_grad(shape, begin, end, strides, dy, begin_mask=0, end_mask=0,
     shp = _shape_arg(shape, "StridedSliceGrad")
     b, e, s = _spec_args(begin, end, strides, "StridedSliceGrad")
     masks = _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, "StridedSliceGrad")
-    off, vshape, vstr, result = _index_plan(shp, _spec_key(b, e, s, *masks), "StridedSliceGrad")
+    spec = _spec_attrs(b, e, s, masks)
+    result = _slice_plan(shp, spec, "StridedSliceGrad")[3]
     if tuple(dy._shape) != result:
         raise InvalidArgumentError(f"dy has shape {tuple(dy._shape)}; allowed: {result}, the shape of the slice",
                                    "StridedSliceGrad")
-    dev, dy = _place(dy)
-    out = _zeros(shp, dy._dtype, dev)
-    strided_copy(dy, vshape, 0, _contig_strides(vshape), out=out, dst_off=off, dst_strides=vstr,
-                 op="StridedSliceGrad")
-    _record("strided_slice_grad", (dy,), out, {"shape": shp, "begin": b, "end": e, "strides": s,
-                                               "begin_mask": masks[0], "end_mask": masks[1],
-                                               "ellipsis_mask": masks[2], "new_axis_mask": masks[3],
-                                               "shrink_axis_mask": masks[4]})
-    return out
+    return run_eager(_strided_slice_grad, (dy,), {"shape": shp, **spec})
 
 
 # ---- indexing: t[key] -------------------------------------------------------------
@@ -287,8 +316,9 @@ def getitem(tensor, key):
     """
     x = tensor
     tk = type(key)
-    if (tk is int or tk is _pyslice and (key.step is None or key.step == 1)) and x._shape and not _scope.stack:
-        # t[i] and t[a:b]: one contiguous block
+    if (tk is int or tk is _pyslice and (key.step is None or key.step == 1)) and x._shape and not _scope.stack \
+            and not hooks.tracing:
+        # t[i] and t[a:b], eager: one contiguous block (strided_slice's pieces, inline)
         d = x._shape[0]
         if tk is int:
             if not -d <= key < d:
@@ -316,16 +346,8 @@ def getitem(tensor, key):
 
 
 def _basic_getitem(x, keys):
-    _, x = _place(x)
-    offset, vshape, vstr, result = _index_plan(x._shape, keys)
-    if vshape == x._shape and offset == 0 and vstr == _contig_strides(vshape):
-        out = _view(x, result)
-    else:
-        out = _view(strided_copy(x, vshape, offset, vstr, op="StridedSlice"), result)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("strided_slice", (x,), out, _key_spec(keys))
-    return out
+    _index_plan(x._shape, keys)  # the index fits x's shape (its messages name the key as written)
+    return run_eager(_strided_slice, (x,), _key_spec(keys))
 
 
 def _advanced_getitem(x, keys):
