@@ -4,8 +4,8 @@ A family is ``gpu/<family>.cl``; the host compiles ``gpu/tpf_gpu.h`` followed by
 one string (OpenCL's ``clCreateProgramWithSource``, NVRTC), so an ``#include "x"`` of
 a header from ``include/`` (``scalar_math.h``, ``philox.h``, ``elementwise.def``: the
 scalar math and the op list the C kernels compile too) is replaced here by the
-header's text, at every place it stands (an X-macro file is included several times;
-a header's own guard keeps a second copy empty).  The text is therefore all a kernel
+header's text: a ``.h`` header (all of them are guarded) at its first place only, an
+X-macro list (``.def``) at every place it stands.  The text is therefore all a kernel
 cache has to hash.  Standard library only: ``tools/compile_cuda.py`` loads this file
 without importing tapeflow.
 
@@ -27,8 +27,9 @@ PRELUDE = "tpf_gpu.h"
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.MULTILINE)
 
 
-def expand_includes(text: str, where: str = "source", _depth: int = 0) -> str:
-    """``text`` with every ``#include "name"`` replaced by ``include/name``'s expanded text.
+def expand_includes(text: str, where: str = "source", _depth: int = 0, _seen: set | None = None) -> str:
+    """``text`` with every ``#include "name"`` replaced by ``include/name``'s expanded text
+    (a ``.h`` header once: a later include of it becomes a comment).
 
     Raises FileNotFoundError naming the header and the file that asked for it when the
     header is not in ``include/``.
@@ -38,13 +39,18 @@ def expand_includes(text: str, where: str = "source", _depth: int = 0) -> str:
     """
     if _depth > 8:
         raise RecursionError(f"{where}: #include nested more than 8 deep")
+    seen = set() if _seen is None else _seen
 
     def one(m):
         name = m.group(1)
         path = INCLUDE_DIR / name
         if "/" in name or "\\" in name or not path.is_file():
             raise FileNotFoundError(f'{where}: #include "{name}": no such header in {INCLUDE_DIR}')
-        return expand_includes(path.read_text(), name, _depth + 1)
+        if name.endswith(".h"):
+            if name in seen:
+                return f"/* {name}: included above */"
+            seen.add(name)
+        return expand_includes(path.read_text(), name, _depth + 1, seen)
 
     return _INCLUDE.sub(one, text)
 

@@ -35,8 +35,8 @@ DEV i64 sat_i64(wf v) {
 }
 
 /* loads: float kinds widen to wf, integer kinds (and bool) to i64 */
-#define LOAD_f16(p, i) ((wf)half_to_float(p[i]))
-#define LOAD_bf16(p, i) ((wf)bf16_to_float(p[i]))
+#define LOAD_f16(p, i) ((wf)tpf_half_to_float(p[i]))
+#define LOAD_bf16(p, i) ((wf)tpf_bf16_to_float(p[i]))
 #define LOAD_f32(p, i) ((wf)p[i])
 #define LOAD_f64(p, i) ((wf)p[i])
 #define LOAD_i8(p, i) ((i64)p[i])
@@ -47,8 +47,8 @@ DEV i64 sat_i64(wf v) {
 #define LOAD_b(p, i) ((i64)(p[i] != 0))
 
 /* stores from a wide float (F) or from an int64 (I) */
-#define FROMF_f16(v) float_to_half(round_to_odd(v))
-#define FROMF_bf16(v) float_to_bf16(round_to_odd(v))
+#define FROMF_f16(v) tpf_float_to_half(round_to_odd(v))
+#define FROMF_bf16(v) tpf_float_to_bf16(round_to_odd(v))
 #define FROMF_f32(v) ((float)(v))
 #define FROMF_f64(v) ((double)(v))
 #define FROMF_i8(v) sat_i8(v)
@@ -57,8 +57,8 @@ DEV i64 sat_i64(wf v) {
 #define FROMF_i32(v) sat_i32(v)
 #define FROMF_i64(v) sat_i64(v)
 #define FROMF_b(v) ((u8)((v) != 0))
-#define FROMI_f16(v) float_to_half(round_to_odd((wf)(v)))
-#define FROMI_bf16(v) float_to_bf16(round_to_odd((wf)(v)))
+#define FROMI_f16(v) tpf_float_to_half(round_to_odd((wf)(v)))
+#define FROMI_bf16(v) tpf_float_to_bf16(round_to_odd((wf)(v)))
 #define FROMI_f32(v) ((float)(v))
 #define FROMI_f64(v) ((double)(v))
 #define FROMI_i8(v) ((i8)(v))

@@ -52,8 +52,8 @@ KERNEL linspace_##DS(G T *O, i64 n, wf start, wf stop, wf step) {               
     wf v = (i == n - 1 && n > 1) ? stop : start + (wf)i * step;                                     \
     O[i] = CONV(v);                                                                                 \
 }
-#define TO_F16(v) float_to_half((float)(v))
-#define TO_BF16(v) float_to_bf16((float)(v))
+#define TO_F16(v) tpf_float_to_half((float)(v))
+#define TO_BF16(v) tpf_float_to_bf16((float)(v))
 #define TO_F32(v) ((float)(v))
 #define TO_F64(v) ((double)(v))
 IOTA_FLT(f16, u16, TO_F16)

@@ -66,9 +66,9 @@ KERNEL random_uniform_f64(G double *o, i64 n, u64 key, u64 stream, double lo, do
 
 /* float16 / bfloat16: (w >> 21) * 2^-11 or (w >> 24) * 2^-8, scaled in float32, rounded
  * once; a result that rounds to hi or above becomes the largest value below hi */
-DEV float narrow_to_float(int is_half, u16 h) { return is_half ? half_to_float(h) : bf16_to_float(h); }
+DEV float narrow_to_float(int is_half, u16 h) { return is_half ? tpf_half_to_float(h) : tpf_bf16_to_float(h); }
 DEV u16 narrow_below(int is_half, float hi) {
-    u16 h = is_half ? float_to_half(hi) : float_to_bf16(hi);
+    u16 h = is_half ? tpf_float_to_half(hi) : tpf_float_to_bf16(hi);
     while (narrow_to_float(is_half, h) >= hi) {
         if (h == 0x0000) h = 0x8001;
         else if (h & 0x8000) h = (u16)(h + 1);
@@ -85,7 +85,7 @@ KERNEL random_uniform_##DS(G u16 *o, i64 n, u64 key, u64 stream, wf lo, wf hi) {
     words_t w = block(key, stream, (u64)b);                                                         \
     for (int j = 0; j < 4 && b * 4 + j < n; j++) {                                                  \
         float v = flo + (float)(w.v[j] >> SHIFT) * SCALE * fw;                                      \
-        u16 h = HALF ? float_to_half(v) : float_to_bf16(v);                                         \
+        u16 h = HALF ? tpf_float_to_half(v) : tpf_float_to_bf16(v);                                         \
         o[b * 4 + j] = narrow_to_float(HALF, h) < fhi ? h : below;                                  \
     }                                                                                               \
 }

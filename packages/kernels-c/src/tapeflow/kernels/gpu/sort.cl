@@ -21,8 +21,8 @@ KERNEL sort_load_##DS(const G T *X, G KT *keys, G i64 *ids, i64 n, i64 total) { 
     ids[e] = e % n;                                                                                 \
 }
 #define CONV_ID(v) (v)
-#define CONV_H(v) half_to_float(v)
-#define CONV_BF(v) bf16_to_float(v)
+#define CONV_H(v) tpf_half_to_float(v)
+#define CONV_BF(v) tpf_bf16_to_float(v)
 #define CONV_L(v) ((i64)(v))
 KEY_LOAD(f16, u16, float, CONV_H)
 KEY_LOAD(bf16, u16, float, CONV_BF)

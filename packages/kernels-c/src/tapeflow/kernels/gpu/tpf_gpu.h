@@ -123,45 +123,8 @@ DEV i64 strided_offset(i64 i, int nd, const dims_t *shape, const dims_t *str) {
     return off;
 }
 
-/* half and bfloat16 conversions (software, round to nearest even): csrc/tpf.h's, bit for bit */
-DEV float half_to_float(u16 h) {
-    u32 sign = (u32)(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (ex == 0) {
-        if (man == 0) bits = sign;
-        else {
-            int e = -1;
-            do { e++; man <<= 1; } while (!(man & 0x400));
-            bits = sign | ((u32)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
-        }
-    } else if (ex == 0x1f) bits = sign | 0x7f800000u | (man << 13);
-    else bits = sign | ((ex + 112) << 23) | (man << 13);
-    return AS_F32(bits);
-}
-DEV u16 float_to_half(float f) {
-    u32 x = AS_U32(f);
-    u32 sign = (x >> 16) & 0x8000;
-    i32 ex = (i32)((x >> 23) & 0xff) - 127 + 15;
-    u32 man = x & 0x7fffff;
-    if (((x >> 23) & 0xff) == 0xff) return (u16)(sign | 0x7c00 | (man ? 0x200 : 0));
-    if (ex >= 0x1f) return (u16)(sign | 0x7c00);
-    if (ex <= 0) {
-        if (ex < -10) return (u16)sign;
-        man |= 0x800000;
-        u32 shift = (u32)(14 - ex);
-        u32 h = man >> shift, rem = man & ((1u << shift) - 1), hw = 1u << (shift - 1);
-        if (rem > hw || (rem == hw && (h & 1))) h++;
-        return (u16)(sign | h);
-    }
-    u32 h = sign | ((u32)ex << 10) | (man >> 13), rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
-    return (u16)h;
-}
-DEV float bf16_to_float(u16 b) { return AS_F32((u32)b << 16); }
-DEV u16 float_to_bf16(float f) {
-    u32 x = AS_U32(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (u16)((x >> 16) | 0x40);
-    x += 0x7fff + ((x >> 16) & 1);
-    return (u16)(x >> 16);
-}
+/* half and bfloat16 conversions (tpf_half_to_float, ...) and the scalar math shared with the
+ * CPU kernels; the host replaces the line with the header's text */
+#include "scalar_math.h"
 
 #endif

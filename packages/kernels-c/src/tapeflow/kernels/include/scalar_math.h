@@ -1,7 +1,8 @@
 /* tapeflow's scalar math, once for the CPU kernels (C11, csrc/) and the GPU kernels
  * (OpenCL C 1.2 and CUDA C++, the .cl files in gpu/).
  *
- * The float32 polynomials (exp, log, tanh, sigmoid, silu, softplus), Python's float
+ * The half/bfloat16 conversions, the float32 polynomials (exp, log, tanh, sigmoid, silu,
+ * softplus), Python's float
  * floor division and remainder, the integer division, remainder and power, gelu and
  * polygamma live here and nowhere else, together with the expression macros that
  * elementwise.def names (TPF_X_*): csrc/elementwise.c turns each row into a loop per
@@ -27,6 +28,7 @@
 #ifdef TPF_GPU
 /* ------------------------------------------------------------ GPU (tpf_gpu.h) */
 #define TPF_FN DEV
+typedef u16 tpf_u16;
 typedef i32 tpf_i32;
 typedef u32 tpf_u32;
 typedef i64 tpf_i64;
@@ -50,6 +52,7 @@ typedef wf tpf_wf;
 #include <string.h>
 #include <math.h>
 #define TPF_FN static inline
+typedef uint16_t tpf_u16;
 typedef int32_t tpf_i32;
 typedef uint32_t tpf_u32;
 typedef int64_t tpf_i64;
@@ -80,6 +83,47 @@ static inline uint64_t tpf_f64_bits_(double d) { uint64_t u; memcpy(&u, &d, 8); 
 #define TPF_COPYSIGNF(x, y) copysignf(x, y)
 #define TPF_U64C(c) c##ULL
 #endif
+
+/* ---- half and bfloat16 conversions (software, round to nearest even) ------------------ */
+TPF_FN float tpf_half_to_float(tpf_u16 h) {
+    tpf_u32 sign = (tpf_u32)(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (ex == 0) {
+        if (man == 0) bits = sign;
+        else {  /* subnormal half: normalise */
+            int e = -1;
+            do { e++; man <<= 1; } while (!(man & 0x400));
+            bits = sign | ((tpf_u32)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+        }
+    } else if (ex == 0x1f) bits = sign | 0x7f800000u | (man << 13);
+    else bits = sign | ((ex + 112) << 23) | (man << 13);
+    return TPF_F32_FROM_BITS(bits);
+}
+TPF_FN tpf_u16 tpf_float_to_half(float f) {
+    tpf_u32 x = TPF_F32_BITS(f);
+    tpf_u32 sign = (x >> 16) & 0x8000;
+    tpf_i32 ex = (tpf_i32)((x >> 23) & 0xff) - 127 + 15;
+    tpf_u32 man = x & 0x7fffff;
+    if (((x >> 23) & 0xff) == 0xff) return (tpf_u16)(sign | 0x7c00 | (man ? 0x200 : 0));
+    if (ex >= 0x1f) return (tpf_u16)(sign | 0x7c00);
+    if (ex <= 0) {
+        if (ex < -10) return (tpf_u16)sign;
+        man |= 0x800000;
+        tpf_u32 shift = (tpf_u32)(14 - ex);
+        tpf_u32 h = man >> shift, rem = man & ((1u << shift) - 1), hw = 1u << (shift - 1);
+        if (rem > hw || (rem == hw && (h & 1))) h++;
+        return (tpf_u16)(sign | h);
+    }
+    tpf_u32 h = sign | ((tpf_u32)ex << 10) | (man >> 13), rem = man & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+    return (tpf_u16)h;
+}
+TPF_FN float tpf_bf16_to_float(tpf_u16 b) { return TPF_F32_FROM_BITS((tpf_u32)b << 16); }
+TPF_FN tpf_u16 tpf_float_to_bf16(float f) {
+    tpf_u32 x = TPF_F32_BITS(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (tpf_u16)((x >> 16) | 0x40);  /* quiet NaN */
+    x += 0x7fff + ((x >> 16) & 1);
+    return (tpf_u16)(x >> 16);
+}
 
 /* ---- float32 polynomials (Cephes' coefficients, <= 2 ulp, branch-free: gcc
  * vectorizes them; on a GPU they make special values and rounding follow the CPU,
