@@ -3,7 +3,8 @@
     nox -s tests      the whole test suite, once per backend present (cpu, opencl, cuda)
     nox -s demo       install the full stack and run the main job
     nox -s bench      benchmarks beside NumPy / PyTorch / TensorFlow, in one run
-    nox -s lint       ruff
+    nox -s lint       ruff (pinned) with ruff.toml
+    nox -s tests_per_package   each package's tests with only it and what it declares installed
     nox -s install    fresh installs of each install shape (core + autodiff alone, full stack),
                       regular and editable
     nox -s docs       the Sphinx site, warnings as errors, examples run as tests
@@ -87,8 +88,10 @@ def bench(session):
 
 @nox.session
 def lint(session):
-    session.install("ruff")
-    session.run("ruff", "check", "packages", "tests", "benchmarks", "examples", "noxfile.py")
+    """ruff check with ruff.toml (line length, rule set, per-file ignores), at a pinned ruff: a new ruff
+    release brings new default rules and fixes, so moving the pin is a change of its own."""
+    session.install("ruff==0.17.6")
+    session.run("ruff", "check", "packages", "tests", "benchmarks", "examples", "noxfile.py", *session.posargs)
 
 
 SHAPES = {"core+autodiff": ["kernels-c", "core", "autodiff"], "full": ORDER}
@@ -166,3 +169,74 @@ def sanitize(session):
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--capture=sys", "packages/core/tests",
                 "packages/autodiff/tests", "tests/test_ops_differential.py", "tests/test_gradients_registry.py",
                 *session.posargs, env=env)
+
+
+def _declared(name: str) -> list:
+    """``name`` and the tapeflow packages it declares in its pyproject.toml's dependencies, transitively,
+    in dependency order (read with a regular expression: nox may run on a Python without tomllib)."""
+    import re
+
+    folders = {}
+    for n in present():
+        text = (ROOT / "packages" / n / "pyproject.toml").read_text()
+        folders[re.search(r'^name = "([^"]+)"', text, re.M).group(1)] = n
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        text = (ROOT / "packages" / n / "pyproject.toml").read_text()
+        deps = re.search(r"^dependencies = \[(.*?)\]", text, re.M | re.S).group(1)
+        todo += [folders[d] for d in re.findall(r'"(tapeflow-[a-z]+)', deps)]
+    return [n for n in ORDER if n in seen]
+
+
+def _kernels_wheel(session) -> str:
+    """A wheel of tapeflow-kernels, built once per state of its sources, compiler flags and Python and kept
+    in nox's cache: the per-package sessions install it instead of compiling the C library five times."""
+    import hashlib
+
+    src = ROOT / "packages" / "kernels-c"
+    skip = ("build", "__pycache__", ".build.lock")
+    h = hashlib.sha256()
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if not path.is_file() or any(part in skip or part.endswith(".egg-info") for part in rel.parts) \
+                or path.suffix in (".so", ".o", ".tmp") or rel.name == "_cpu.c":
+            continue
+        h.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+    python = session.run("python", "-c", "import sys; print(sys.version)", silent=True)
+    flags = [os.environ.get(k, "") for k in ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS")]
+    h.update(repr((python, flags)).encode())
+    dest = pathlib.Path(session.cache_dir) / "kernels-wheels" / h.hexdigest()[:20]
+    wheels = sorted(dest.glob("tapeflow_kernels-*.whl"))
+    if not wheels:
+        tmp = dest.with_name(dest.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(tmp), str(src))
+        for old in dest.parent.iterdir():   # wheels of earlier sources are not used again
+            if old != tmp:
+                shutil.rmtree(old, ignore_errors=True)
+        tmp.rename(dest)
+        wheels = sorted(dest.glob("tapeflow_kernels-*.whl"))
+    return str(wheels[-1])
+
+
+@nox.session
+@nox.parametrize("package", ORDER)
+def tests_per_package(session, package):
+    """One package's tests in a venv holding only that package, the tapeflow packages it declares and its
+    test extra (CPU backend): a test that needs an undeclared package fails here; it belongs with that
+    package's tests, or in tests/ when it needs several."""
+    if package not in present():
+        session.skip(f"packages/{package} has no pyproject.toml yet")
+    extras = ",".join(["test"] + [e for e in EXTRAS.get(package, "").strip("[]").split(",") if e])
+    args = []
+    for n in _declared(package):
+        path = _kernels_wheel(session) if n == "kernels-c" else str(ROOT / "packages" / n)
+        args.append(path + (f"[{extras}]" if n == package else ""))
+    session.install(*args)
+    session.run("python", "-m", "pip", "list", "--format=freeze")  # the log shows what the tests ran with
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", f"packages/{package}/tests",
+                *session.posargs, env={"TAPEFLOW_DEVICE": "cpu:0"})
