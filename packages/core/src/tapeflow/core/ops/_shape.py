@@ -191,10 +191,14 @@ def run_eager(prim, ins: tuple, attrs=None):
     """
     if hooks.tracing or _scope.stack:
         return run(prim, ins, attrs)
-    dev = ins[0]._dev if ins else _device.default_device()
-    for t in ins:
-        if t._dev is not dev:
-            return run(prim, ins, attrs)
+    if ins:
+        dev = ins[0]._dev
+        if len(ins) > 1:
+            for t in ins:
+                if t._dev is not dev:
+                    return run(prim, ins, attrs)
+    else:
+        dev = _device.default_device()
     try:
         out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
     except KernelStatus as e:

@@ -16,7 +16,7 @@ from ..dispatch import (
     to_tensor,
 )
 from ..errors import InvalidArgumentError
-from ..runner import primitive
+from ..runner import primitive, run
 from ..tensor import Tensor, constant
 from . import _ew
 from ._shape import (
@@ -229,10 +229,14 @@ def _spec_attrs(b, e, s, masks):
     return dict(zip(_SPEC, (b, e, s) + tuple(masks)))
 
 
+def _copy_plan(x, plan):
+    off, vshape, vstr, result = plan
+    return _view(strided_copy(x, vshape, off, vstr, op="StridedSlice"), result)
+
+
 @primitive("strided_slice", "StridedSlice", infer=lambda x, **attrs: (_slice_plan(x._shape, attrs)[3], x._dtype))
 def _strided_slice(dev, x, **attrs):
-    off, vshape, vstr, result = _slice_plan(x._shape, attrs)
-    return _view(strided_copy(x, vshape, off, vstr, op="StridedSlice"), result)
+    return _copy_plan(x, _slice_plan(x._shape, attrs))
 
 
 @register("strided_slice", "StridedSlice")
@@ -346,8 +350,15 @@ def getitem(tensor, key):
 
 
 def _basic_getitem(x, keys):
-    _index_plan(x._shape, keys)  # the index fits x's shape (its messages name the key as written)
-    return run_eager(_strided_slice, (x,), _key_spec(keys))
+    plan = _index_plan(x._shape, keys)  # the index fits x's shape (its messages name the key as written)
+    attrs = _key_spec(keys)
+    if hooks.tracing or _scope.stack:
+        return run(_strided_slice, (x,), attrs)
+    out = _copy_plan(x, plan)  # eager, no scope: the primitive's pieces with the plan made above
+    rec = hooks.recorder
+    if rec is not None:
+        rec("strided_slice", (x,), out, attrs)
+    return out
 
 
 def _advanced_getitem(x, keys):
