@@ -23,6 +23,7 @@ import numpy as np
 from . import dtypes as _dt
 from .dispatch import hooks, register, to_tensor
 from .errors import InvalidArgumentError
+from .runner import primitive, run
 from .tensor import Tensor, make
 
 __all__ = [
@@ -437,17 +438,18 @@ def check_numerics(tensor, message, name=None):
     ...     print(e)
     ratio : Tensor had NaN values [Op:CheckNumerics]
     """
-    op = "CheckNumerics"
-    x = tensor if type(tensor) is Tensor else to_tensor(tensor, op)
+    x = tensor if type(tensor) is Tensor else to_tensor(tensor, "CheckNumerics")
     if not x._dtype.is_floating:
         raise InvalidArgumentError(f"tensor has dtype {x._dtype.name}; allowed: "
-                                   f"{', '.join(d.name for d in _dt.FLOATS)}", op)
-    _check_finite(x, message, op)
-    out = make(x._h, x._arr, x._shape, x._dtype, x._dev, x._size)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("check_numerics", (x,), out, {"message": message})
-    return out
+                                   f"{', '.join(d.name for d in _dt.FLOATS)}", "CheckNumerics")
+    return run(_CHECK_NUMERICS, (x,), {"message": message})
+
+
+@primitive("check_numerics", "CheckNumerics", infer=lambda x, *, message: (x._shape, x._dtype), dtypes=_dt.FLOATS)
+def _CHECK_NUMERICS(dev, x, *, message):
+    with hooks.paused():  # the check's own ops are part of this primitive (a replay of it runs them again)
+        _check_finite(x, message, "CheckNumerics")
+    return make(x._h, x._arr, x._shape, x._dtype, x._dev, x._size)
 
 
 def assert_all_finite(t, message, name=None, x=None):

@@ -200,7 +200,7 @@ def kernel_failed(status: int, kernel: str, op: str, detail: str = ""):
     """Raise the typed error for a failed kernel call."""
     cls = _STATUS_ERRORS.get(status, errors.InternalError)
     msg = detail or f"{kernels.status_message(status)} in kernel {kernel}"
-    if status == kernels.EDIVZERO:
+    if status == kernels.EDIVZERO and not detail:
         msg = "integer division by zero"
     raise cls(msg, op)
 

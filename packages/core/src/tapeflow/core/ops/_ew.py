@@ -1,5 +1,12 @@
 """Element-wise dispatch: the hot path shared by every unary and binary op.
 
+Every element-wise op is a runner primitive (``unary_primitive``/``binary_primitive``:
+its names, dtype rule, shape/dtype inference and eager implementation), but the public
+ops do not go through ``runner.run``: ``unary``/``binary`` below are hand-tuned paths that
+do what ``run`` does with the same pieces (the primitive's dtype rule, the device rule, the
+primitive's ``infer`` through ``runner.trace_node`` while tracing, its kernel otherwise,
+the report to the recorder under the primitive's name), only faster.
+
 A binary op converts Python operands to the other operand's dtype, checks that
 dtypes agree, picks the device, and calls one of three kernels: the flat kernel
 when shapes are equal or one side is a single element (the fast paths), the
@@ -16,8 +23,9 @@ from tapeflow import kernels
 
 from .. import devices as _device
 from .. import dtypes as _dt
-from ..dispatch import alloc, hooks, kernel_failed, on_device, to_tensor
+from ..dispatch import hooks, kernel_failed, on_device, run_device, to_tensor
 from ..errors import InvalidArgumentError
+from ..runner import KernelStatus, _trace, check, primitive, trace_node
 from ..tensor import Tensor, constant, make
 
 _scope = _device._scope
@@ -149,7 +157,10 @@ def broadcast_plan(sa: tuple, sb: tuple, be, op: str):
 # ---- kernels ----------------------------------------------------------------
 
 def binary_kernel(code: int, x: Tensor, y: Tensor, out_dtype, op: str) -> Tensor:
-    """Run binary kernel ``code`` on same-dtype, same-device tensors (broadcasting)."""
+    """Run binary kernel ``code`` on same-dtype, same-device tensors (broadcasting).
+
+    A failed kernel raises ``runner.KernelStatus`` (the caller turns it into the op's error).
+    """
     dev = x._dev
     be = dev.backend
     dt = x._dtype
@@ -175,23 +186,34 @@ def binary_kernel(code: int, x: Tensor, y: Tensor, out_dtype, op: str) -> Tensor
         st = be.binary_strided(code, dt.code, nd, cshape, x._h, astr, y._h, bstr, h) if size else 0
         out = make(h, host, shape, out_dtype, dev, size)
     if st:
-        kernel_failed(st, "binary", op)
+        check(st, "binary")
     return out
 
 
-_masks: dict = {}
+def binary_eager(code: int, x: Tensor, y: Tensor, bool_out: bool, op: str) -> Tensor:
+    """A binary primitive's eager implementation: half types compute in float32 and round once."""
+    dt = x._dtype
+    if dt.is_half:
+        out = binary_kernel(code, raw_cast(x, F32), raw_cast(y, F32), BOOL if bool_out else F32, op)
+        return out if bool_out else raw_cast(out, dt)
+    return binary_kernel(code, x, y, BOOL if bool_out else dt, op)
 
 
-def allowed_mask(allowed) -> int:
-    """A bit per dtype code of ``allowed`` (cached per tuple): membership without DType.__eq__."""
-    m = _masks.get(id(allowed))
-    if m is None:
-        m = 0
-        for d in allowed:
-            m |= 1 << d.code
-        _masks[id(allowed)] = m
-        _masks[id(allowed), "keep"] = allowed  # keep the tuple alive so its id stays its own
-    return m
+def unary_eager(code: int, x: Tensor, dev, param: float, bool_out: bool) -> Tensor:
+    """A unary primitive's eager implementation on ``x`` (on ``dev``): half types compute in float32."""
+    dt = x._dtype
+    src = raw_cast(x, F32) if dt.is_half else x
+    out_dt = BOOL if bool_out else src._dtype
+    be = dev.backend
+    size = x._size
+    h, host = be.alloc(x._shape, out_dt.np)
+    st = be.unary(code, src._dtype.code, src._h, h, size, param)
+    if st:
+        check(st, "unary")
+    out = make(h, host, x._shape, out_dt, dev, size)
+    if dt.is_half and not bool_out:
+        out = raw_cast(out, dt)
+    return out
 
 
 def not_allowed(dt, allowed, op: str):
@@ -211,66 +233,121 @@ def raw_cast(x: Tensor, dtype) -> Tensor:
 
 def raw_binary(code: int, x: Tensor, y: Tensor, op: str) -> Tensor:
     """A binary kernel on same-dtype tensors, unrecorded (variable updates)."""
-    dt = x._dtype
-    if dt.is_half:
-        return raw_cast(binary_kernel(code, raw_cast(x, F32), raw_cast(y, F32), F32, op), dt)
-    return binary_kernel(code, x, y, dt, op)
+    try:
+        return binary_eager(code, x, y, False, op)
+    except KernelStatus as e:
+        kernel_failed(e.status, e.kernel, op)
 
 
-def binary(name: str, code: int, x, y, op: str, allowed, bool_out: bool = False) -> Tensor:
-    """The full binary-op path: conversion, dtype and device checks, kernel, recording."""
+def failed(prim, e: KernelStatus, ins, attrs):
+    """A kernel status as the primitive's typed error (as ``runner.run`` does)."""
+    detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
+    kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
+
+
+# ---- the primitives ---------------------------------------------------------
+
+def binary_primitive(name: str, tf_name: str, code: int, allowed, bool_out: bool = False, detail=None):
+    """Declare binary element-wise primitive ``name``: broadcast shape, ``x``'s dtype (bool when ``bool_out``).
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import PRIMITIVES
+    >>> PRIMITIVES["add"].infer(tf.ones([2, 1]), tf.ones([3])), PRIMITIVES["less"].infer(tf.ones([2]), tf.ones([2]))[1]
+    (((2, 3), tf.float32), tf.bool)
+    """
+    def infer(x, y):
+        return broadcast_shape(x._shape, y._shape, tf_name), BOOL if bool_out else x._dtype
+
+    def impl(dev, x, y):
+        return binary_eager(code, x, y, bool_out, tf_name)
+
+    impl.__name__ = impl.__qualname__ = f"_{name}"
+    return primitive(name, tf_name, infer=infer, dtypes=allowed, same_dtype=True, detail=detail)(impl)
+
+
+def unary_primitive(name: str, tf_name: str, code: int, allowed, bool_out: bool = False, param=None):
+    """Declare unary element-wise primitive ``name``: ``x``'s shape and dtype (bool when ``bool_out``).
+
+    ``param(attrs)`` gives the kernel's scalar parameter from the op's attributes (alpha, order, ...).
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import PRIMITIVES
+    >>> PRIMITIVES["exp"].infer(tf.ones([2, 3])), PRIMITIVES["is_nan"].infer(tf.ones([2]))
+    (((2, 3), tf.float32), ((2,), tf.bool))
+    """
+    def infer(x, **attrs):
+        return x._shape, BOOL if bool_out else x._dtype
+
+    if param is None:
+        def impl(dev, x):
+            return unary_eager(code, x, dev, 0.0, bool_out)
+    else:
+        def impl(dev, x, **attrs):
+            return unary_eager(code, x, dev, param(attrs), bool_out)
+
+    impl.__name__ = impl.__qualname__ = f"_{name}"
+    return primitive(name, tf_name, infer=infer, dtypes=allowed)(impl)
+
+
+# ---- the hot paths ----------------------------------------------------------
+
+def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
+    """``runner.run(prim, (x, y))`` for a binary primitive, hand-tuned (Python scalars take the other
+    operand's dtype)."""
     if type(x) is not Tensor or type(y) is not Tensor:
-        x, y = coerce_pair(x, y, op)
+        x, y = coerce_pair(x, y, prim.tf_name)
     dt = x._dtype
     if dt is not y._dtype:
-        dtype_mismatch(x, y, op)
+        dtype_mismatch(x, y, prim.tf_name)
     if x._dev is not y._dev or _scope.stack:
-        from ..dispatch import run_device
-
         dev = run_device(x, y)
         x, y = on_device(x, dev), on_device(y, dev)
-    if not (allowed_mask(allowed) >> dt.code) & 1:
-        not_allowed(dt, allowed, op)
-    if dt.is_half:  # compute in float32, round once; only the op itself is recorded
-        out = binary_kernel(code, raw_cast(x, F32), raw_cast(y, F32), BOOL if bool_out else F32, op)
-        out = out if bool_out else raw_cast(out, dt)
+    if not (prim.mask >> dt.code) & 1:
+        not_allowed(dt, prim.dtypes, prim.tf_name)
+    if hooks.tracing and _trace.graph is not None:
+        out = trace_node(prim, (x, y), None, _trace.graph, x._dev)
     else:
-        out = binary_kernel(code, x, y, BOOL if bool_out else dt, op)
+        try:
+            if dt.is_half:
+                out = binary_eager(code, x, y, bool_out, prim.tf_name)
+            else:
+                out = binary_kernel(code, x, y, BOOL if bool_out else dt, prim.tf_name)
+        except KernelStatus as e:
+            failed(prim, e, (x, y), None)
     rec = hooks.recorder
     if rec is not None:
-        rec(name, (x, y), out, None)
+        rec(prim.name, (x, y), out, None)
     return out
 
 
-def unary(name: str, code: int, x, op: str, allowed, param: float = 0.0, bool_out: bool = False,
-          attrs=None) -> Tensor:
+def unary(prim, code: int, x, param: float = 0.0, bool_out: bool = False, attrs=None) -> Tensor:
+    """``runner.run(prim, (x,), attrs)`` for a unary primitive, hand-tuned; ``param`` is the kernel's
+    scalar parameter for ``attrs``."""
     if type(x) is not Tensor:
-        x = to_tensor(x, op)
+        x = to_tensor(x, prim.tf_name)
     dt = x._dtype
-    if not (allowed_mask(allowed) >> dt.code) & 1:
-        not_allowed(dt, allowed, op)
+    if not (prim.mask >> dt.code) & 1:
+        not_allowed(dt, prim.dtypes, prim.tf_name)
     dev = x._dev
     stack = _scope.stack
     if stack and stack[-1] is not None and stack[-1] is not dev:
         dev = stack[-1]
         x = on_device(x, dev)
-    src = raw_cast(x, F32) if dt.is_half else x  # half types compute in float32, round once
-    out_dt = BOOL if bool_out else src._dtype
-    be = dev.backend
-    size = x._size
-    h, host = be.alloc(x._shape, out_dt.np)
-    st = be.unary(code, src._dtype.code, src._h, h, size, param)
-    if st:
-        kernel_failed(st, "unary", op)
-    out = make(h, host, x._shape, out_dt, dev, size)
-    if dt.is_half and not bool_out:
-        out = raw_cast(out, dt)
+    if hooks.tracing and _trace.graph is not None:
+        out = trace_node(prim, (x,), attrs, _trace.graph, dev)
+    else:
+        try:
+            out = unary_eager(code, x, dev, param, bool_out)
+        except KernelStatus as e:
+            failed(prim, e, (x,), attrs)
     rec = hooks.recorder
     if rec is not None:
-        rec(name, (x,), out, attrs)
+        rec(prim.name, (x,), out, attrs)
     return out
 
 
+_HALF_CODE = max(d.code for d in _HALF)   # float16 and bfloat16 have the lowest dtype codes
+assert all((d.code <= _HALF_CODE) == (d in _HALF) for d in _dt.ALL)
+
 BIN = kernels.BINARY_CODES
 UN = kernels.UNARY_CODES
-_ = alloc

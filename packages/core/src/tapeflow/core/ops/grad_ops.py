@@ -3,7 +3,17 @@ from __future__ import annotations
 
 from .. import devices as _devices
 from ..dispatch import hooks, register, to_tensor
+from ..runner import _trace, primitive, run, trace_node
 from ..tensor import Tensor, copy_to, make
+
+
+def _same(x, **attrs):
+    return x._shape, x._dtype
+
+
+@primitive("stop_gradient", "StopGradient", infer=_same)
+def _STOP_GRADIENT(dev, x):
+    return make(x._h, x._arr, x._shape, x._dtype, x._dev, x._size)  # the same buffer, a new tensor
 
 
 @register("stop_gradient", "StopGradient", nondiff="blocks gradients by definition")
@@ -18,12 +28,12 @@ def stop_gradient(input, name=None):
     >>> tape.gradient(y, x).numpy()
     np.float32(3.0)
     """
-    x = input if type(input) is Tensor else to_tensor(input, "StopGradient")
-    out = make(x._h, x._arr, x._shape, x._dtype, x._dev, x._size)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("stop_gradient", (x,), out, None)
-    return out
+    return run(_STOP_GRADIENT, (input,))
+
+
+@primitive("copy_to_device", "Copy", infer=_same)
+def _COPY(dev, x, *, device):
+    return copy_to(x, _devices.get(device))
 
 
 @register("copy_to_device", "Copy")
@@ -37,12 +47,18 @@ def copy_to_device(input, device):
     >>> copy_to_device(tf.constant([1.0]), "cpu:0").device
     'cpu:0'
     """
+    # Not runner.run: this op IS the runner's placement (run copies misplaced inputs through it), so
+    # its input stays where it is and the output goes to ``device``; the rest is what run does.
     x = input if type(input) is Tensor else to_tensor(input, "Copy")
     dev = _devices.get(device)
-    out = copy_to(x, dev)
+    attrs = {"device": dev.name}
+    if hooks.tracing and _trace.graph is not None:
+        out = trace_node(_COPY, (x,), attrs, _trace.graph, dev)
+    else:
+        out = _COPY.impl(x._dev, x, **attrs)
     rec = hooks.recorder
     if rec is not None:
-        rec("copy_to_device", (x,), out, {"device": dev.name})
+        rec("copy_to_device", (x,), out, attrs)
     return out
 
 

@@ -12,16 +12,18 @@ from ..debugging import (
 from ..dispatch import (
     alloc,
     dtype_arg,
-    scoped,
     hooks,
-    kernel_failed,
+    on_device,
+    run_device,
+    scoped,
     normalize_axes,
     normalize_axis,
     register,
+    static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
-from ..runner import check, primitive, run
+from ..runner import KernelStatus, _trace, check, primitive, run, trace_node
 from ..tensor import Tensor, make
 from . import _ew
 
@@ -90,14 +92,15 @@ _STEP = {"floor", "ceil", "round"}
 
 
 def _make_unary(name, kname, tf_name, allowed, formula, example):
+    """The public op of one ``_UNARY`` row, over its primitive (declared here)."""
     code = _ew.UN[kname]
     bool_out = name in _BOOL_OUT
+    prim = _ew.unary_primitive(name, tf_name, code, allowed, bool_out)
     unary = _ew.unary
 
     def op(x, name=None):
-        return unary(opname, code, x, tf_name, allowed, 0.0, bool_out)
+        return unary(prim, code, x, 0.0, bool_out)
 
-    opname = name
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{formula}, element-wise.\n\n"
                   f"    >>> import tapeflow as tf\n"
@@ -126,8 +129,12 @@ def leaky_relu(features, alpha=0.2, name=None):
     >>> tf.nn.leaky_relu(tf.constant([-1.0, 2.0]), alpha=0.1).numpy().tolist()
     [-0.10000000149011612, 2.0]
     """
-    return _ew.unary("leaky_relu", _ew.UN["leaky_relu"], features, "LeakyRelu", F, float(alpha),
-                     attrs={"alpha": float(alpha)})
+    alpha = float(static_value(alpha, "LeakyRelu", "alpha"))
+    return _ew.unary(_LEAKY_RELU, _LEAKY_RELU_CODE, features, alpha, False, {"alpha": alpha})
+
+
+_LEAKY_RELU_CODE = _ew.UN["leaky_relu"]
+_LEAKY_RELU = _ew.unary_primitive("leaky_relu", "LeakyRelu", _LEAKY_RELU_CODE, F, param=lambda a: a["alpha"])
 
 
 @register("gelu", "Gelu")
@@ -150,8 +157,11 @@ def gelu(features, approximate=False, name=None):
         raise TypeError(f"approximate must be a bool, got {type(approximate).__name__} {approximate!r}; "
                         "allowed: True or False [Op:Gelu]")
     approximate = bool(approximate)
-    return _ew.unary("gelu", _ew.UN["gelu"], features, "Gelu", F, 1.0 if approximate else 0.0,
-                     attrs={"approximate": approximate})
+    return _ew.unary(_GELU, _GELU_CODE, features, 1.0 if approximate else 0.0, False, {"approximate": approximate})
+
+
+_GELU_CODE = _ew.UN["gelu"]
+_GELU = _ew.unary_primitive("gelu", "Gelu", _GELU_CODE, F, param=lambda a: 1.0 if a["approximate"] else 0.0)
 
 
 def _order(a, op):
@@ -160,7 +170,7 @@ def _order(a, op):
         t = to_tensor(a, op)
         if t._size != 1:
             raise InvalidArgumentError(f"a has shape {tuple(t._shape)}; allowed: a scalar order", op)
-        a = t.numpy().reshape(()).item()
+        a = static_value(t, op, "a").reshape(()).item()
     try:
         m = float(a)
     except (TypeError, ValueError):
@@ -179,7 +189,11 @@ def polygamma(a, x, name=None):
     '1.64493'
     """
     m = _order(a, "Polygamma")
-    return _ew.unary("polygamma", _ew.UN["polygamma"], x, "Polygamma", F, float(m), attrs={"order": m})
+    return _ew.unary(_POLYGAMMA, _POLYGAMMA_CODE, x, float(m), False, {"order": m})
+
+
+_POLYGAMMA_CODE = _ew.UN["polygamma"]
+_POLYGAMMA = _ew.unary_primitive("polygamma", "Polygamma", _POLYGAMMA_CODE, F, param=lambda a: float(a["order"]))
 
 
 # ---- binary -----------------------------------------------------------------
@@ -229,37 +243,30 @@ _NONDIFF = _CMP | {"floordiv", "truncatediv", "logical_and", "logical_or", "logi
 
 # integer ops whose kernels reject some operands: division by zero, negative powers
 _CHECKED = {"floordiv", "floormod", "truncatediv", "truncatemod", "pow"}
-_EBADARG_MSG = kernels.status_message(kernels.EBADARG)
 
 
-def _operand_error(e, op):
-    """A precise message for an integer operand a kernel rejected."""
-    if e.message == "integer division by zero":
-        return InvalidArgumentError("integer division by zero: the divisor y holds a 0; allowed: non-zero "
-                                    "integer divisors (float division by 0 gives inf or nan)", op)
-    if e.message.startswith(_EBADARG_MSG):
-        return InvalidArgumentError("integers to negative integer powers are not allowed: y holds a negative "
-                                    "exponent for a base other than 1 or -1; allowed: y >= 0, or cast to a "
-                                    "float dtype first", op)
-    return e
+def _operand_error(status, inputs, attrs):
+    """The ``detail`` hook of the checked ops: a precise message for an integer operand a kernel rejected."""
+    if status == kernels.EDIVZERO:
+        return ("integer division by zero: the divisor y holds a 0; allowed: non-zero integer divisors "
+                "(float division by 0 gives inf or nan)")
+    if status == kernels.EBADARG:
+        return ("integers to negative integer powers are not allowed: y holds a negative exponent for a base "
+                "other than 1 or -1; allowed: y >= 0, or cast to a float dtype first")
+    return ""
 
 
 def _make_binary(name, kname, tf_name, allowed, formula, example):
+    """The public op of one ``_BINARY`` row, over its primitive (declared here)."""
     code = _ew.BIN[kname]
     bool_out = name in _CMP
+    prim = _ew.binary_primitive(name, tf_name, code, allowed, bool_out,
+                                detail=_operand_error if name in _CHECKED else None)
     binary = _ew.binary
 
-    if name in _CHECKED:
-        def op(x, y, name=None):
-            try:
-                return binary(opname, code, x, y, tf_name, allowed, bool_out)
-            except InvalidArgumentError as e:
-                raise _operand_error(e, tf_name) from None
-    else:
-        def op(x, y, name=None):
-            return binary(opname, code, x, y, tf_name, allowed, bool_out)
+    def op(x, y, name=None):
+        return binary(prim, code, x, y, bool_out)
 
-    opname = name
     op.__name__ = op.__qualname__ = name
     op.__doc__ = (f"{formula}, element-wise, with broadcasting.\n\n"
                   f"    >>> import tapeflow as tf\n"
@@ -534,24 +541,27 @@ def cast(x, dtype, name=None):
     dtype = dtype_arg(dtype, "Cast")
     if type(x) is not Tensor:
         x = to_tensor(x, "Cast")
-    x = scoped(x)
-    if x._dtype is dtype:
-        return x
-    out = _cast_raw(x, dtype)
+    x = scoped(x)  # runner.run(_CAST, (x,), attrs) for one input, hand-tuned: casts are everywhere
+    if x._dtype is dtype and not hooks.tracing:
+        return x  # no cast and no record, but on the tf.device scope's device like any cast
+    attrs = {"dtype": dtype}
+    if hooks.tracing and _trace.graph is not None:
+        out = trace_node(_CAST, (x,), attrs, _trace.graph, x._dev)
+    else:
+        out = _cast_raw(x, dtype)
     rec = hooks.recorder
     if rec is not None:
-        rec("cast", (x,), out, {"dtype": dtype})
+        rec("cast", (x,), out, attrs)
     return out
 
 
-def _cast_raw(x, dtype):
-    """The cast kernel alone (not recorded): for ops that compute half types in float32."""
-    dev = x._dev
-    h, host = dev.backend.alloc(x._shape, dtype.np)
-    st = dev.backend.cast(x._dtype.code, x._h, dtype.code, h, x._size)
-    if st:
-        kernel_failed(st, "cast", "Cast")
-    return make(h, host, x._shape, dtype, dev, x._size)
+# the cast kernel alone (not recorded; a failure is the Cast error): for ops that compute half types in float32
+_cast_raw = _ew.raw_cast
+
+
+@primitive("cast", "Cast", infer=lambda x, *, dtype: (x._shape, dtype))
+def _CAST(dev, x, *, dtype):
+    return _cast_raw(x, dtype)
 
 
 def _strided(src, shape, strides, op):
@@ -603,8 +613,7 @@ def _prod(xs):
 
 
 _red_plans: dict = {}
-_HALF_CODE = max(d.code for d in _ew._HALF)   # float16 and bfloat16 have the lowest dtype codes
-assert all((d.code <= _HALF_CODE) == (d in _ew._HALF) for d in ALL)
+_HALF_CODE = _ew._HALF_CODE   # float16 and bfloat16 have the lowest dtype codes
 
 
 def _red_plan(shape, axis, keepdims, tf_name):
@@ -861,10 +870,11 @@ def count_nonzero(input, axis=None, keepdims=False, dtype=_dt.int64, name=None):
     return out if dtype is _dt.int64 else cast(out, dtype)
 
 
-def _argreduce(which, x, axis, output_type, tf_name):
+def _argreduce(prim, x, axis, output_type):
+    """Validation (the axis against ``x``'s shape, the output type) and one call of the arg-reduction primitive."""
+    tf_name = prim.tf_name
     if type(x) is not Tensor:
         x = to_tensor(x, tf_name)
-    x = scoped(x)
     output_type = dtype_arg(output_type, tf_name, "output_type")
     if output_type not in (_dt.int32, _dt.int64, _dt.int16, _dt.uint8, _dt.int8):
         raise InvalidArgumentError(f"output_type = {output_type.name}; allowed: int32, int64", tf_name)
@@ -877,16 +887,28 @@ def _argreduce(which, x, axis, output_type, tf_name):
     if shape[ax] == 0:
         raise InvalidArgumentError(f"reduction axis {ax} is empty in shape {tuple(shape)}; allowed: an axis of "
                                    "size >= 1", tf_name)
-    src = _cast_raw(x, _dt.float32) if x._dtype in _ew._HALF else x
-    out_shape = shape[:ax] + shape[ax + 1:]
-    out = alloc(out_shape, _dt.int64, x._dev)
-    st = x._dev.backend.argreduce(which, src._dtype.code, src._h, out._h, _prod(shape[:ax]), shape[ax],
-                                  _prod(shape[ax + 1:]))
-    if st:
-        kernel_failed(st, "argreduce", tf_name)
-    if output_type is not _dt.int64:
-        out = _cast_raw(out, output_type)
-    return out
+    return run(prim, (x,), {"axis": ax, "output_type": output_type})
+
+
+def _argreduce_infer(x, *, axis, output_type):
+    return x._shape[:axis] + x._shape[axis + 1:], output_type
+
+
+def _argreduction(name, tf_name, which):
+    """The primitive of one arg-reduction kernel: ``attrs`` are the normalised ``axis`` and ``output_type``."""
+    @primitive(name, tf_name, infer=_argreduce_infer)
+    def impl(dev, x, *, axis, output_type):
+        shape = x._shape
+        src = _cast_raw(x, _dt.float32) if x._dtype.code <= _HALF_CODE else x
+        out = alloc(shape[:axis] + shape[axis + 1:], _dt.int64, dev)
+        check(dev.backend.argreduce(which, src._dtype.code, src._h, out._h, _prod(shape[:axis]), shape[axis],
+                                    _prod(shape[axis + 1:])), "argreduce")
+        return out if output_type is _dt.int64 else _cast_raw(out, output_type)
+    return impl
+
+
+_ARGMAX = _argreduction("argmax", "ArgMax", 0)
+_ARGMIN = _argreduction("argmin", "ArgMin", 1)
 
 
 @register("argmax", "ArgMax", nondiff="integer output")
@@ -897,7 +919,7 @@ def argmax(input, axis=None, output_type=_dt.int64, name=None):
     >>> tf.argmax(tf.constant([[1, 5], [3, 2]]), axis=1).numpy().tolist()
     [1, 0]
     """
-    return _argreduce(0, input, axis, output_type, "ArgMax")
+    return _argreduce(_ARGMAX, input, axis, output_type)
 
 
 @register("argmin", "ArgMin", nondiff="integer output")
@@ -908,7 +930,7 @@ def argmin(input, axis=None, output_type=_dt.int64, name=None):
     >>> tf.argmin(tf.constant([[1, 5], [3, 2]]), axis=0).numpy().tolist()
     [0, 1]
     """
-    return _argreduce(1, input, axis, output_type, "ArgMin")
+    return _argreduce(_ARGMIN, input, axis, output_type)
 
 
 # ---- matmul -----------------------------------------------------------------
@@ -923,44 +945,70 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     """
     if type(a) is not Tensor or type(b) is not Tensor:
         a, b = _ew.coerce_pair(a, b, "MatMul")
-    ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
+    ta = True if transpose_a or adjoint_a else False  # bool() without a call
+    tb = True if transpose_b or adjoint_b else False
+    # runner.run(_MATMUL, (a, b), attrs), hand-tuned as _ew.binary is: a hot path
     dt = a._dtype
     if dt is not b._dtype:
         _ew.dtype_mismatch(a, b, "MatMul")
-    if dt is _dt.bool_:
-        raise InvalidArgumentError(f"MatMul does not support {dt.name}; allowed: "
-                                   f"{', '.join(d.name for d in N)}", "MatMul")
+    if not (_MM_MASK >> dt.code) & 1:
+        _ew.not_allowed(dt, N, "MatMul")
     if a._dev is not b._dev or _ew._scope.stack:
-        from ..dispatch import on_device, run_device
-
         dev = run_device(a, b)
         a, b = on_device(a, dev), on_device(b, dev)
-    sa, sb = a._shape, b._shape
-    key = (sa, sb, ta, tb)
-    plan = _mm_plans.get(key)
+    plan = _mm_plans.get((a._shape, b._shape, ta, tb))
     if plan is None:
-        plan = _mm_plan(sa, sb, ta, tb)
-    m, n, k, batch, bstr_a, bstr_b, out_shape, bcast, size, attrs = plan
+        plan = _mm_plan(a._shape, b._shape, ta, tb)
+    attrs = plan[9]
+    if hooks.tracing and _trace.graph is not None:
+        out = trace_node(_MATMUL, (a, b), attrs, _trace.graph, a._dev)
+    else:
+        try:
+            out = _matmul_eager(a._dev, a, b, plan, ta, tb)
+        except KernelStatus as e:
+            _ew.failed(_MATMUL, e, (a, b), attrs)
+    rec = hooks.recorder
+    if rec is not None:
+        rec("matmul", (a, b), out, attrs)
+    return out
+
+
+def _mm_infer(a, b, *, transpose_a, transpose_b):
+    plan = _mm_plans.get((a._shape, b._shape, transpose_a, transpose_b))
+    if plan is None:
+        plan = _mm_plan(a._shape, b._shape, transpose_a, transpose_b)
+    return plan[6], a._dtype
+
+
+@primitive("matmul", "MatMul", infer=_mm_infer, dtypes=N, same_dtype=True)
+def _MATMUL(dev, a, b, *, transpose_a, transpose_b):
+    plan = _mm_plans.get((a._shape, b._shape, transpose_a, transpose_b))
+    if plan is None:
+        plan = _mm_plan(a._shape, b._shape, transpose_a, transpose_b)
+    return _matmul_eager(dev, a, b, plan, transpose_a, transpose_b)
+
+
+_MM_MASK = _MATMUL.mask
+
+
+def _matmul_eager(dev, a, b, plan, ta, tb):
+    """The matmul kernel on same-dtype tensors on ``dev`` by ``plan`` (half types compute in float32)."""
+    m, n, k, batch, bstr_a, bstr_b, out_shape, bcast, size, _ = plan
+    dt = a._dtype
     src_a, src_b = a, b
     if dt.code <= _HALF_CODE:
         src_a, src_b = _cast_raw(a, _dt.float32), _cast_raw(b, _dt.float32)
     if bcast is not None and size:
         src_a = _strided(src_a, bcast[0], bcast[1], "MatMul")
         src_b = _strided(src_b, bcast[2], bcast[3], "MatMul")
-    dev = a._dev
     be = dev.backend
     sdt = src_a._dtype
     h, host = be.alloc(out_shape, sdt.np)
     st = be.matmul(sdt.code, ta, tb, batch, m, n, k, src_a._h, bstr_a, src_b._h, bstr_b, h)
     if st:
-        kernel_failed(st, "matmul", "MatMul")
+        check(st, "matmul")
     out = make(h, host, out_shape, sdt, dev, size)
-    if sdt is not dt:
-        out = _cast_raw(out, dt)
-    rec = hooks.recorder
-    if rec is not None:
-        rec("matmul", (a, b), out, attrs)
-    return out
+    return out if sdt is dt else _cast_raw(out, dt)
 
 
 _mm_plans: dict = {}
