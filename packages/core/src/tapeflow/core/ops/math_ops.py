@@ -26,6 +26,8 @@ from ..errors import InvalidArgumentError
 from ..runner import KernelStatus, _trace, check, primitive, run, trace_node
 from ..tensor import Tensor, make
 from . import _ew
+from ._shape import _contig_strides as _contig
+from ._shape import _prod
 
 F = _dt.FLOATS
 I = _dt.INTS
@@ -571,14 +573,6 @@ def _strided(src, shape, strides, op):
     return strided_copy(src, tuple(shape), 0, list(strides), op=op)
 
 
-def _contig(shape):
-    strides, acc = [0] * len(shape), 1
-    for i in range(len(shape) - 1, -1, -1):
-        strides[i] = acc
-        acc *= shape[i]
-    return strides
-
-
 # ---- reductions -------------------------------------------------------------
 
 def _reduce_plan(shape, axes):
@@ -603,13 +597,6 @@ def _reduce_plan(shape, axes):
     kept = [i for i in range(len(shape)) if i not in axes]
     perm = kept + list(axes)
     return _prod([shape[i] for i in kept]), _prod([shape[i] for i in axes]), 1, perm
-
-
-def _prod(xs):
-    p = 1
-    for v in xs:
-        p *= v
-    return p
 
 
 _red_plans: dict = {}
