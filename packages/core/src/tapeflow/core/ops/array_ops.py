@@ -172,14 +172,17 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
     return run_eager(_eye, (), {"num_rows": rows, "num_columns": cols, "batch_shape": batch, "dtype": dtype})
 
 
+def _range_len(start, limit, delta, dtype):
+    return -((start - limit) // delta) if dtype.is_integer else _math.ceil((limit - start) / delta)
+
+
 def _range_infer(*, start, limit, delta, dtype):
-    n = -((start - limit) // delta) if dtype.is_integer else _math.ceil((limit - start) / delta)
-    return (n,), dtype
+    return (_range_len(start, limit, delta, dtype),), dtype
 
 
 @primitive("range", "Range", infer=_range_infer)
 def _range(dev, *, start, limit, delta, dtype):
-    (n,), _ = _range_infer(start=start, limit=limit, delta=delta, dtype=dtype)
+    n = _range_len(start, limit, delta, dtype)
     out = alloc((n,), dtype, dev)
     if dtype.is_integer:
         check(dev.backend.iota(dtype.code, 0.0, 0.0, start, delta, out._h, n), "iota")
@@ -229,7 +232,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
         raise InvalidArgumentError(f"start = {s} < limit = {lim} with delta = {d} < 0; allowed: start >= limit "
                                    "when delta < 0", "Range")
     attrs = {"start": s, "limit": lim, "delta": d, "dtype": dtype}
-    (n,), _ = _range_infer(**attrs)
+    n = _range_len(s, lim, d, dtype)
     if dtype.is_integer and n and not (dtype.min <= s + (n - 1) * d <= dtype.max):
         raise InvalidArgumentError(f"range({s}, {lim}, {d}) leaves the range of {dtype.name}", "Range")
     return run_eager(_range, (), attrs)
@@ -675,13 +678,14 @@ def _concat_infer(*ts, axis):
 
 @primitive("concat", "ConcatV2", infer=_concat_infer)
 def _concat(dev, *ts, axis):
-    out_shape, dt = _concat_infer(*ts, axis=axis)
+    s0, dt = ts[0]._shape, ts[0]._dtype
+    widths = [t._shape[axis] for t in ts]
+    out_shape = s0[:axis] + (sum(widths),) + s0[axis + 1:]
     if len(ts) == 1:
         return _view(ts[0], out_shape)
-    s0 = ts[0]._shape
     inner = _prod(s0[axis + 1:])
     out = alloc(out_shape, dt, dev)
-    check(dev.backend.concat(dt.size, len(ts), [t._h for t in ts], [t._shape[axis] * inner for t in ts],
+    check(dev.backend.concat(dt.size, len(ts), [t._h for t in ts], [w * inner for w in widths],
                              _prod(s0[:axis]), out._h), "concat")
     return out
 
@@ -716,9 +720,8 @@ def _stack_infer(*ts, axis):
 
 @primitive("stack", "Pack", infer=_stack_infer)
 def _stack(dev, *ts, axis):
-    out_shape, dt = _stack_infer(*ts, axis=axis)
-    s0 = ts[0]._shape
-    out = alloc(out_shape, dt, dev)
+    s0, dt = ts[0]._shape, ts[0]._dtype
+    out = alloc(s0[:axis] + (len(ts),) + s0[axis:], dt, dev)
     check(dev.backend.concat(dt.size, len(ts), [t._h for t in ts], [_prod(s0[axis:])] * len(ts), _prod(s0[:axis]),
                              out._h), "concat")
     return out
@@ -760,9 +763,10 @@ def _split_infer(x, *, num_or_size_splits, axis):
 
 @primitive("split", "SplitV", infer=_split_infer)
 def _split(dev, x, *, num_or_size_splits, axis):
-    inner = _prod(x._shape[axis + 1:])
-    return _split_kernel(x, dev, _prod(x._shape[:axis]), [s * inner for s in num_or_size_splits],
-                         [sh for sh, _ in _split_infer(x, num_or_size_splits=num_or_size_splits, axis=axis)])
+    xs = x._shape
+    inner = _prod(xs[axis + 1:])
+    return _split_kernel(x, dev, _prod(xs[:axis]), [s * inner for s in num_or_size_splits],
+                         [xs[:axis] + (s,) + xs[axis + 1:] for s in num_or_size_splits])
 
 
 def _unstack_infer(x, *, num, axis):
@@ -825,7 +829,7 @@ def _pad_infer(x, *, paddings, mode, constant_values):
 @primitive("pad", "PadV2", infer=_pad_infer)
 def _pad(dev, x, *, paddings, mode, constant_values):
     raw = _value_bytes(constant_values, x._dtype, "PadV2", "constant_values")
-    out_shape, _ = _pad_infer(x, paddings=paddings, mode=mode, constant_values=constant_values)
+    out_shape = tuple(n + a + b for n, (a, b) in zip(x._shape, paddings))
     out = alloc(out_shape, x._dtype, dev)
     be = dev.backend
     check(be.pad(x._dtype.size, _PAD_MODES[mode], len(out_shape), list(x._shape), [a for a, _ in paddings],
