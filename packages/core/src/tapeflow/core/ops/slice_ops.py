@@ -351,13 +351,12 @@ def getitem(tensor, key):
 
 def _basic_getitem(x, keys):
     plan = _index_plan(x._shape, keys)  # the index fits x's shape (its messages name the key as written)
-    attrs = _key_spec(keys)
     if hooks.tracing or _scope.stack:
-        return run(_strided_slice, (x,), attrs)
+        return run(_strided_slice, (x,), _key_spec(keys))
     out = _copy_plan(x, plan)  # eager, no scope: the primitive's pieces with the plan made above
     rec = hooks.recorder
     if rec is not None:
-        rec("strided_slice", (x,), out, attrs)
+        rec("strided_slice", (x,), out, _key_spec(keys))
     return out
 
 
