@@ -946,17 +946,16 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     plan = _mm_plans.get((a._shape, b._shape, ta, tb))
     if plan is None:
         plan = _mm_plan(a._shape, b._shape, ta, tb)
-    attrs = plan[9]
     if hooks.tracing and _trace.graph is not None:
-        out = trace_node(_MATMUL, (a, b), attrs, _trace.graph, a._dev)
+        out = trace_node(_MATMUL, (a, b), plan[9], _trace.graph, a._dev)
     else:
         try:
             out = _matmul_eager(a._dev, a, b, plan, ta, tb)
         except KernelStatus as e:
-            _ew.failed(_MATMUL, e, (a, b), attrs)
+            _ew.failed(_MATMUL, e, (a, b), plan[9])
     rec = hooks.recorder
     if rec is not None:
-        rec("matmul", (a, b), out, attrs)
+        rec("matmul", (a, b), out, plan[9])  # the attrs: transpose_a, transpose_b
     return out
 
 
