@@ -3,18 +3,11 @@
 The differential specs (tests/specs/conv.py) compare every op with a NumPy
 reference over random geometries; here are the behaviours worth naming one by one.
 """
-import zlib
-
 import numpy as np
 import pytest
 import tapeflow as tf
 
 InvalidArgumentError = tf.errors.InvalidArgumentError
-
-
-@pytest.fixture
-def rng(request):
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
 def _arange(shape, dtype=np.float32):
