@@ -546,14 +546,13 @@ def cast(x, dtype, name=None):
     x = scoped(x)  # runner.run(_CAST, (x,), attrs) for one input, hand-tuned: casts are everywhere
     if x._dtype is dtype and not hooks.tracing:
         return x  # no cast and no record, but on the tf.device scope's device like any cast
-    attrs = {"dtype": dtype}
     if hooks.tracing and _trace.graph is not None:
-        out = trace_node(_CAST, (x,), attrs, _trace.graph, x._dev)
+        out = trace_node(_CAST, (x,), {"dtype": dtype}, _trace.graph, x._dev)
     else:
         out = _cast_raw(x, dtype)
     rec = hooks.recorder
     if rec is not None:
-        rec("cast", (x,), out, attrs)
+        rec("cast", (x,), out, {"dtype": dtype})
     return out
 
 
