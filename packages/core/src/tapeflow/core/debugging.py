@@ -447,8 +447,11 @@ def check_numerics(tensor, message, name=None):
 
 @primitive("check_numerics", "CheckNumerics", infer=lambda x, *, message: (x._shape, x._dtype), dtypes=_dt.FLOATS)
 def _CHECK_NUMERICS(dev, x, *, message):
-    with hooks.paused():  # the check's own ops are part of this primitive (a replay of it runs them again)
+    if hooks.recorder is None:
         _check_finite(x, message, "CheckNumerics")
+    else:
+        with hooks.paused():  # the check's own ops are part of this primitive (a replay of it runs them again)
+            _check_finite(x, message, "CheckNumerics")
     return make(x._h, x._arr, x._shape, x._dtype, x._dev, x._size)
 
 
