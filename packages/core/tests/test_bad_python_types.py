@@ -108,3 +108,17 @@ def test_integer_tensors_of_the_wrong_dtype_or_rank_are_invalid_argument_errors(
         tf.reduce_sum(X, axis=tf.constant(1.0))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"shape must be 1-D.*\[Op:Reshape\]"):
         tf.reshape(X, [[6]])
+
+
+def test_fill_takes_a_scalar_value_only():
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"value must be a scalar, got shape \[2\].*\[Op:Fill\]"):
+        tf.fill([2], [1, 2])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[Op:Fill\]"):
+        tf.fill([2], tf.constant([1.0, 2.0]))
+    assert tf.fill([2], tf.constant(3.0)).numpy().tolist() == [3.0, 3.0]
+
+
+def test_strided_slice_refuses_var_rather_than_ignoring_it():
+    v = tf.Variable([1.0, 2.0, 3.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"var=.*\[Op:StridedSlice\]"):
+        tf.strided_slice(v, [0], [2], var=v)

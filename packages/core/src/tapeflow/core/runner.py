@@ -208,6 +208,12 @@ def _same_dtype(prim, ins):
                 f"but is a {t._dtype.name} tensor; tapeflow does not mix dtypes, use tf.cast", prim.tf_name)
 
 
+def fail(prim: Primitive, e: KernelStatus, ins, attrs):
+    """A kernel status as ``prim``'s typed error, with its ``detail`` hook's message where it gives one."""
+    detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
+    kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
+
+
 def run(prim: Primitive, inputs, attrs=None):
     """Run primitive ``prim`` on ``inputs`` (tensors or convertible values) with ``attrs``.
 
@@ -222,32 +228,43 @@ def run(prim: Primitive, inputs, attrs=None):
             op = prim.tf_name
             ins = tuple(x if type(x) is Tensor else to_tensor(x, op) for x in inputs)
             break
-    stack = _device._scope.stack
     if ins:
         t0 = ins[0]
         if prim.mask and not (prim.mask >> t0._dtype.code) & 1:
             _not_allowed(prim, t0._dtype)
         if prim.same_dtype and len(ins) > 1:
             _same_dtype(prim, ins)
-        if stack and stack[-1] is not None:
-            dev = stack[-1]
-            ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
-        else:
-            dev = t0._dev
-            for t in ins:
-                if t._dev is not dev:
-                    ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
-                    break
+    return run_tensors(prim, ins, attrs)
+
+
+def run_tensors(prim: Primitive, ins: tuple, attrs=None):
+    """``run`` for inputs a wrapper has already converted to Tensors and checked against the dtype rule:
+    placement, the kernel (or, tracing, the node), the typed error and the report to the recorder.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import PRIMITIVES, run_tensors
+    >>> run_tensors(PRIMITIVES["transpose"], (tf.constant([[1, 2]]),), {"perm": (1, 0)}).numpy().tolist()
+    [[1], [2]]
+    """
+    stack = _device._scope.stack
+    if stack and stack[-1] is not None:
+        dev = stack[-1]
+        ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+    elif ins:
+        dev = ins[0]._dev
+        for t in ins:
+            if t._dev is not dev:
+                ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+                break
     else:
-        dev = stack[-1] if stack and stack[-1] is not None else _device.default_device()
+        dev = _device.default_device()
     if hooks.tracing and _trace.graph is not None:
         out = trace_node(prim, ins, attrs, _trace.graph, dev)
     else:
         try:
             out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
         except KernelStatus as e:
-            detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
-            kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
+            fail(prim, e, ins, attrs)
     rec = hooks.recorder
     if rec is not None:
         rec(prim.name, ins, out, attrs or None)

@@ -25,7 +25,7 @@ from .. import devices as _device
 from .. import dtypes as _dt
 from ..dispatch import hooks, kernel_failed, on_device, run_device, to_tensor
 from ..errors import InvalidArgumentError
-from ..runner import KernelStatus, _trace, check, primitive, trace_node
+from ..runner import KernelStatus, _trace, check, fail, primitive, trace_node
 from ..tensor import Tensor, constant, make
 
 _scope = _device._scope
@@ -239,12 +239,6 @@ def raw_binary(code: int, x: Tensor, y: Tensor, op: str) -> Tensor:
         kernel_failed(e.status, e.kernel, op)
 
 
-def failed(prim, e: KernelStatus, ins, attrs):
-    """A kernel status as the primitive's typed error (as ``runner.run`` does)."""
-    detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
-    kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
-
-
 # ---- the primitives ---------------------------------------------------------
 
 def binary_primitive(name: str, tf_name: str, code: int, allowed, bool_out: bool = False, detail=None):
@@ -313,7 +307,7 @@ def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
             else:
                 out = binary_kernel(code, x, y, BOOL if bool_out else dt, prim.tf_name)
         except KernelStatus as e:
-            failed(prim, e, (x, y), None)
+            fail(prim, e, (x, y), None)
     rec = hooks.recorder
     if rec is not None:
         rec(prim.name, (x, y), out, None)
@@ -339,7 +333,7 @@ def unary(prim, code: int, x, param: float = 0.0, bool_out: bool = False, attrs=
         try:
             out = unary_eager(code, x, dev, param, bool_out)
         except KernelStatus as e:
-            failed(prim, e, (x,), attrs)
+            fail(prim, e, (x,), attrs)
     rec = hooks.recorder
     if rec is not None:
         rec(prim.name, (x,), out, attrs)

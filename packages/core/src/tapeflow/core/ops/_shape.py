@@ -19,7 +19,6 @@ from ..dispatch import (
     to_tensor,
 )
 from ..errors import InvalidArgumentError
-from ..runner import KernelStatus, run
 from ..tensor import Tensor
 from . import _ew
 
@@ -177,37 +176,6 @@ def _record(name, inputs, out, attrs=None):
     rec = hooks.recorder
     if rec is not None:
         rec(name, inputs, out, attrs)
-
-
-def run_eager(prim, ins: tuple, attrs=None):
-    """``runner.run(prim, ins, attrs)`` for Tensors the wrapper has already converted, checked and put on one
-    device: with no ``tf.device`` scope and no tracing, the same pieces inline (the primitive's kernel, its
-    status as the typed error, the report to the recorder); otherwise ``run`` itself.
-
-    >>> import tapeflow as tf
-    >>> from tapeflow.core.runner import PRIMITIVES
-    >>> run_eager(PRIMITIVES["transpose"], (tf.constant([[1, 2]]),), {"perm": (1, 0)}).numpy().tolist()
-    [[1], [2]]
-    """
-    if hooks.tracing or _scope.stack:
-        return run(prim, ins, attrs)
-    if ins:
-        dev = ins[0]._dev
-        if len(ins) > 1:
-            for t in ins:
-                if t._dev is not dev:
-                    return run(prim, ins, attrs)
-    else:
-        dev = _device.default_device()
-    try:
-        out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
-    except KernelStatus as e:
-        detail = prim.detail(e.status, ins, attrs) if prim.detail is not None else ""
-        kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
-    rec = hooks.recorder
-    if rec is not None:
-        rec(prim.name, ins, out, attrs or None)
-    return out
 
 
 def _range_dtype(vals):

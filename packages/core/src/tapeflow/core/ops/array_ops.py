@@ -25,7 +25,7 @@ from ..dispatch import (
     to_tensor,
 )
 from ..errors import InvalidArgumentError
-from ..runner import check, primitive, run
+from ..runner import check, primitive, run, run_tensors
 from ..tensor import Tensor, constant, make
 from . import _ew
 from ._shape import (
@@ -46,7 +46,6 @@ from ._shape import (
     _shape_arg,
     _unvar,
     _value_bytes,
-    run_eager,
     _zeros,  # noqa: F401 (array_ops._zeros: tapeflow.core.variables uses it)
     strided_copy,
 )
@@ -84,11 +83,13 @@ def fill(dims, value, dtype=None, name=None):
     if isinstance(value, Tensor):
         dtype = dtype or value._dtype
         value = static_value(value, "Fill", "value")
+    if np.ndim(value) != 0:
+        raise InvalidArgumentError(f"value must be a scalar, got shape {list(np.shape(value))}", "Fill")
     if dtype is None:
         dtype = _dt.bool_ if isinstance(value, (bool, np.bool_)) else \
             _dt.int32 if isinstance(value, (int, np.integer)) else _dt.float32
     dtype = dtype_arg(dtype, "Fill")
-    return run_eager(_fill, (), {"shape": shape, "value": value, "dtype": dtype})
+    return run_tensors(_fill, (), {"shape": shape, "value": value, "dtype": dtype})
 
 
 @register("zeros", "Zeros", kind="composite")
@@ -169,7 +170,7 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dt.float32, name=No
         raise InvalidArgumentError(f"num_rows = {rows}, num_columns = {cols}, batch_shape = {list(batch)}; "
                                    "allowed: non-negative sizes", "Eye")
     dtype = dtype_arg(dtype, "Eye")
-    return run_eager(_eye, (), {"num_rows": rows, "num_columns": cols, "batch_shape": batch, "dtype": dtype})
+    return run_tensors(_eye, (), {"num_rows": rows, "num_columns": cols, "batch_shape": batch, "dtype": dtype})
 
 
 def _range_len(start, limit, delta, dtype):
@@ -203,7 +204,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
         start, limit = 0, start
     if type(start) is int and type(limit) is int and type(delta) is int and dtype is None and delta > 0 \
             and 0 <= start <= limit < 2 ** 31:  # the common tf.range(n): int32, no checks left to make
-        return run_eager(_range, (), {"start": start, "limit": limit, "delta": delta, "dtype": _dt.int32})
+        return run_tensors(_range, (), {"start": start, "limit": limit, "delta": delta, "dtype": _dt.int32})
     raw = [v if isinstance(v, Tensor) else to_tensor(v, "Range") if hasattr(v, "_as_tensor") else v
            for v in (start, limit, delta)]
     for what, v in zip(("start", "limit", "delta"), raw):
@@ -235,7 +236,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     n = _range_len(s, lim, d, dtype)
     if dtype.is_integer and n and not (dtype.min <= s + (n - 1) * d <= dtype.max):
         raise InvalidArgumentError(f"range({s}, {lim}, {d}) leaves the range of {dtype.name}", "Range")
-    return run_eager(_range, (), attrs)
+    return run_tensors(_range, (), attrs)
 
 
 @register("linspace", "LinSpace", kind="composite")
@@ -357,7 +358,7 @@ def shape(input, out_type=_dt.int32, name=None):
     >>> tf.shape(tf.zeros([2, 3])).numpy().tolist()
     [2, 3]
     """
-    return run_eager(_shape, (to_tensor(input, "Shape"),), {"out_type": _out_type(out_type, "Shape")})
+    return run_tensors(_shape, (to_tensor(input, "Shape"),), {"out_type": _out_type(out_type, "Shape")})
 
 
 @register("size", "Size", nondiff="integer output (the number of elements)")
@@ -368,7 +369,7 @@ def size(input, out_type=_dt.int32, name=None):
     >>> int(tf.size(tf.zeros([2, 3])))
     6
     """
-    return run_eager(_size, (to_tensor(input, "Size"),), {"out_type": _out_type(out_type, "Size")})
+    return run_tensors(_size, (to_tensor(input, "Size"),), {"out_type": _out_type(out_type, "Size")})
 
 
 @register("rank", "Rank", nondiff="integer output (the number of axes)")
@@ -379,7 +380,7 @@ def rank(input, name=None):
     >>> int(tf.rank(tf.zeros([2, 3])))
     2
     """
-    return run_eager(_rank, (to_tensor(input, "Rank"),))
+    return run_tensors(_rank, (to_tensor(input, "Rank"),))
 
 
 # ---- views (no copy) --------------------------------------------------------
@@ -536,7 +537,7 @@ def transpose(a, perm=None, conjugate=False, name=None):
             raise InvalidArgumentError(f"perm {list(perm)} is not a permutation of the {nd} axes of "
                                        f"shape {tuple(x._shape)}", "Transpose")
         perm = tuple(p % nd for p in perm)
-    return run_eager(_transpose, (x,), {"perm": perm})
+    return run_tensors(_transpose, (x,), {"perm": perm})
 
 
 @primitive("broadcast_to", "BroadcastTo", infer=_shape_infer)
@@ -561,7 +562,7 @@ def broadcast_to(input, shape, name=None):
         raise InvalidArgumentError(f"cannot broadcast shape {tuple(x._shape)} to {shape}; allowed: a shape "
                                    "whose trailing dimensions equal the input's or where the input has 1",
                                    "BroadcastTo")
-    return run_eager(_broadcast_to, (x,), {"shape": shape})
+    return run_tensors(_broadcast_to, (x,), {"shape": shape})
 
 
 def _tile_infer(x, *, multiples):
@@ -612,7 +613,7 @@ def tile(input, multiples, name=None):
     if len(mult) != nd or any(m < 0 for m in mult):
         raise InvalidArgumentError(f"multiples = {list(mult)} for a tensor of rank {nd}; allowed: exactly {nd} "
                                    "non-negative ints", "Tile")
-    return run_eager(_tile, (x,), {"multiples": mult})
+    return run_tensors(_tile, (x,), {"multiples": mult})
 
 
 @primitive("reverse", "ReverseV2", infer=_same_infer)
@@ -637,7 +638,7 @@ def reverse(tensor, axis, name=None):
     [[3, 2, 1]]
     """
     x = to_tensor(tensor, "ReverseV2")
-    return run_eager(_reverse, (x,), {"axis": _axes_arg(axis, len(x._shape), "ReverseV2")})
+    return run_tensors(_reverse, (x,), {"axis": _axes_arg(axis, len(x._shape), "ReverseV2")})
 
 
 # ---- joining and splitting -------------------------------------------------------
@@ -710,7 +711,7 @@ def concat(values, axis, name=None):
         if len(s) != nd or s[:ax] != s0[:ax] or s[ax + 1:] != s0[ax + 1:]:
             raise InvalidArgumentError(f"values[{i}] has shape {tuple(s)} but values[0] has {tuple(s0)}; allowed: "
                                        f"shapes equal except along axis {ax}", "ConcatV2")
-    return run_eager(_concat, tuple(ts), {"axis": ax})
+    return run_tensors(_concat, tuple(ts), {"axis": ax})
 
 
 def _stack_infer(*ts, axis):
@@ -747,7 +748,7 @@ def stack(values, axis=0, name=None):
         raise InvalidArgumentError(f"axis {a} is out of range for stacking tensors of rank {nd}; allowed: "
                                    f"[{-(nd + 1)}, {nd}]", "Pack")
     a %= nd + 1
-    return run_eager(_stack, tuple(ts), {"axis": a})
+    return run_tensors(_stack, tuple(ts), {"axis": a})
 
 
 def _split_kernel(x, dev, outer, widths, shapes):
@@ -796,7 +797,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     sizes = _split_sizes(num_or_size_splits, dim, ax, "SplitV")
     if num is not None and num != len(sizes):
         raise InvalidArgumentError(f"num = {num} but the split makes {len(sizes)} parts", "SplitV")
-    return list(run_eager(_split, (x,), {"num_or_size_splits": tuple(sizes), "axis": ax}))
+    return list(run_tensors(_split, (x,), {"num_or_size_splits": tuple(sizes), "axis": ax}))
 
 
 @register("unstack", "Unpack")
@@ -814,7 +815,7 @@ def unstack(value, num=None, axis=0, name=None):
     n = x._shape[ax]
     if num is not None and num != n:
         raise InvalidArgumentError(f"num = {num} does not match dimension {ax} of size {n}", "Unpack")
-    return list(run_eager(_unstack, (x,), {"num": n, "axis": ax}))
+    return list(run_tensors(_unstack, (x,), {"num": n, "axis": ax}))
 
 
 # ---- padding -------------------------------------------------------------------
@@ -871,7 +872,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     _value_bytes(constant_values, x._dtype, "PadV2", "constant_values")  # a scalar that fits x's dtype
     cv = constant_values if not isinstance(constant_values, Tensor) else \
         static_value(constant_values, "PadV2", "constant_values").item()
-    return run_eager(_pad, (x,), {"paddings": pads, "mode": m, "constant_values": cv})
+    return run_tensors(_pad, (x,), {"paddings": pads, "mode": m, "constant_values": cv})
 
 
 def _select_infer(c, x, y):
@@ -901,7 +902,7 @@ def _select(condition, x, y, name=None):
     c = condition if type(condition) is Tensor else to_tensor(condition, "SelectV2")
     if type(x) is Tensor and type(y) is Tensor and c._shape == x._shape == y._shape and x._dtype is y._dtype \
             and c._dtype is _dt.bool_ and not _scope.stack and c._dev is x._dev is y._dev:
-        return run_eager(_select_impl, (c, x, y))  # same shapes, dtypes and device: nothing to convert
+        return run_tensors(_select_impl, (c, x, y))  # same shapes, dtypes and device: nothing to convert
     if c._dtype is not _dt.bool_:
         raise InvalidArgumentError(f"condition has dtype {c._dtype.name}; allowed: bool", "SelectV2")
     x, y = _unvar(x, "SelectV2"), _unvar(y, "SelectV2")
@@ -913,7 +914,7 @@ def _select(condition, x, y, name=None):
     if x._dtype is not y._dtype:
         _ew.dtype_mismatch(x, y, "SelectV2")
     _select_plan((c._shape, x._shape, y._shape), "SelectV2")  # shapes that broadcast
-    return run_eager(_select_impl, (c, x, y))
+    return run_tensors(_select_impl, (c, x, y))
 
 
 @primitive("where", "Where", infer=lambda c: ((None, len(c._shape)), _dt.int64))
@@ -938,7 +939,7 @@ def where(condition, x=None, y=None, name=None):
     [1, 20]
     """
     if x is None and y is None:
-        return run_eager(_where_indices, (to_tensor(condition, "Where"),))
+        return run_tensors(_where_indices, (to_tensor(condition, "Where"),))
     if x is None or y is None:
         raise InvalidArgumentError("x and y must both be given or both be None", "Where")
     return _select(condition, x, y)

@@ -13,7 +13,6 @@ from .. import dtypes as _dt
 from ..dispatch import (
     alloc,
     dtype_arg,
-    hooks,
     kernel_failed,
     on_device,
     register,
@@ -34,36 +33,12 @@ from ._shape import (
     _place,
     _pos,
     _prod,
-    _scope,
     _shape_arg,
     _value_bytes,
     strided_copy,
 )
-from . import _ew
 from .array_ops import _view, reshape
 from .math_ops import _cast_raw
-
-
-def _run(prim, ins, attrs=None):
-    """``runner.run(prim, ins, attrs)`` for inputs the wrapper already made tensors, hand-tuned with run's pieces
-    for the common case (one device, no ``tf.device`` scope, eager, an allowed dtype): these ops sit on hot
-    paths (embedding lookups, ``t[idx]``, their gradients).  Anything else goes through ``run`` itself."""
-    x = ins[0]
-    dev = x._dev
-    mask = prim.mask
-    if hooks.tracing or _scope.stack or (mask and not (mask >> x._dtype.code) & 1):
-        return run(prim, ins, attrs)
-    for t in ins:
-        if t._dev is not dev or type(t) is not Tensor:
-            return run(prim, ins, attrs)
-    try:
-        out = prim.impl(dev, *ins, **attrs) if attrs else prim.impl(dev, *ins)
-    except KernelStatus as e:
-        _ew.failed(prim, e, ins, attrs)
-    rec = hooks.recorder
-    if rec is not None:
-        rec(prim.name, ins, out, attrs or None)
-    return out
 
 
 def _f32(x):
@@ -169,7 +144,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     else:
         ax, bd = _gather_dims(p, idx, axis, batch_dims, "Gather")
         attrs = {"axis": ax, "batch_dims": bd}
-    return _run(_gather, (p, idx), attrs)
+    return run(_gather, (p, idx), attrs)
 
 
 # ---- segment sums (the scatter-add along an axis: gather's adjoint) ------------------------
@@ -215,7 +190,7 @@ def _scatter_add_axis(data, ids, num, axis, batch_dims, op, drop_negative=False)
     """out[..., ids[j], ...] += data[..., j, ...] along ``axis``: the adjoint of gather(axis, batch_dims), for the
     gradient rules (recorded as unsorted_segment_sum with all its attrs)."""
     _check_data(data, op)
-    return _run(_unsorted_segment_sum, (data, ids), {"num_segments": num, "axis": axis, "batch_dims": batch_dims,
+    return run(_unsorted_segment_sum, (data, ids), {"num_segments": num, "axis": axis, "batch_dims": batch_dims,
                                                     "drop_negative": drop_negative})
 
 
@@ -238,7 +213,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
         raise InvalidArgumentError(f"num_segments = {n}; allowed: num_segments >= 0", op)
     _segment_dims(x, ids, op)
     _check_data(x, op)
-    return _run(_unsorted_segment_sum, (x, ids), {"num_segments": n})
+    return run(_unsorted_segment_sum, (x, ids), {"num_segments": n})
 
 
 @register("segment_sum", "SegmentSum", kind="composite")
@@ -268,7 +243,7 @@ def segment_sum(data, segment_ids, name=None):
                                    f"= {int(h[i - 1])}; allowed: non-decreasing ids (or use unsorted_segment_sum)", op)
     if h.size and h[0] < 0:
         raise InvalidArgumentError(f"segment_ids[0] = {int(h[0])} is not in [0, {n})", op)
-    return _run(_unsorted_segment_sum, (x, ids), {"num_segments": n})
+    return run(_unsorted_segment_sum, (x, ids), {"num_segments": n})
 
 
 # ---- gather_nd, scatter_nd, tensor_scatter_nd_* -----------------------------------------
@@ -325,7 +300,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     if k > len(ps) - bd:
         raise InvalidArgumentError(f"index tuples of length {k} for params of shape {list(ps)} (batch_dims {bd}); "
                                    f"allowed: at most {len(ps) - bd}", "GatherNd")
-    return _run(_gather_nd, (p, idx), {"batch_dims": bd})
+    return run(_gather_nd, (p, idx), {"batch_dims": bd})
 
 
 def _check_scatter(idx, upd, shape, op):
@@ -394,7 +369,7 @@ def scatter_nd(indices, updates, shape, name=None):
     if u._dtype not in _NUMERIC:
         raise InvalidArgumentError(f"updates has dtype {u._dtype.name}; allowed: {_names(_NUMERIC)}", "ScatterNd")
     _check_scatter(idx, u, shp, "ScatterNd")
-    return _run(_scatter_nd, (idx, u), {"shape": shp})
+    return run(_scatter_nd, (idx, u), {"shape": shp})
 
 
 def _tensor_scatter_args(tensor, indices, updates, op, allowed):
@@ -461,7 +436,7 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     >>> tf.tensor_scatter_nd_update(tf.constant([1, 2, 3]), [[0], [2]], [9, 7]).numpy().tolist()
     [9, 2, 7]
     """
-    return _run(_TENSOR_SCATTER_UPDATE,
+    return run(_TENSOR_SCATTER_UPDATE,
                _tensor_scatter_args(tensor, indices, updates, "TensorScatterUpdate", _dt.ALL))
 
 
@@ -473,7 +448,7 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     >>> tf.tensor_scatter_nd_add(tf.constant([1, 2, 3]), [[0], [0]], [5, 5]).numpy().tolist()
     [11, 2, 3]
     """
-    return _run(_TENSOR_SCATTER_ADD, _tensor_scatter_args(tensor, indices, updates, "TensorScatterAdd", _NUMERIC))
+    return run(_TENSOR_SCATTER_ADD, _tensor_scatter_args(tensor, indices, updates, "TensorScatterAdd", _NUMERIC))
 
 
 # ---- one_hot, where, boolean_mask -------------------------------------------------------
@@ -539,7 +514,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     a = -1 if axis is None else _int_arg(axis, "OneHot", "axis")
     if not -1 <= a <= nd:
         raise InvalidArgumentError(f"axis = {a} for indices of rank {nd}; allowed: [-1, {nd}]", "OneHot")
-    return _run(_one_hot, (idx,), {"depth": d, "on_value": on, "off_value": off, "axis": nd if a == -1 else a,
+    return run(_one_hot, (idx,), {"depth": d, "on_value": on, "off_value": off, "axis": nd if a == -1 else a,
                                   "dtype": dtype})
 
 

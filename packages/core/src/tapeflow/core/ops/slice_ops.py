@@ -16,7 +16,7 @@ from ..dispatch import (
     to_tensor,
 )
 from ..errors import InvalidArgumentError
-from ..runner import primitive, run
+from ..runner import primitive, run, run_tensors
 from ..tensor import Tensor, constant
 from . import _ew
 from ._shape import (
@@ -28,7 +28,6 @@ from ._shape import (
     _scope,
     _shape_arg,
     _zeros,
-    run_eager,
     strided_copy,
 )
 from .array_ops import _view, broadcast_to, stack, transpose, where
@@ -70,7 +69,7 @@ def slice(input_, begin, size, name=None):
             raise InvalidArgumentError(f"size[{i}] = {si} is not in [0, {d - bi}] (begin[{i}] = {bi}, dimension "
                                        f"{d}); allowed: -1 or a size that fits", "Slice")
         sizes.append(si)
-    return run_eager(_slice, (x,), {"begin": b, "size": tuple(sizes)})
+    return run_tensors(_slice, (x,), {"begin": b, "size": tuple(sizes)})
 
 
 def _index_plan(shape, key, op="StridedSlice"):
@@ -253,12 +252,16 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     >>> tf.strided_slice(tf.range(10), [1], [8], [3]).numpy().tolist()
     [1, 4, 7]
     """
+    if var is not None:
+        raise InvalidArgumentError("var= (slice assignment to a variable) is not supported by strided_slice; "
+                                   "allowed: var=None (assign through the variable: v.assign(...), "
+                                   "v.scatter_nd_update(...))", "StridedSlice")
     x = to_tensor(input_, "StridedSlice")
     b, e, s = _spec_args(begin, end, strides, "StridedSlice")
     masks = _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, "StridedSlice")
     attrs = _spec_attrs(b, e, s, masks)
     _slice_plan(x._shape, attrs)  # the index fits x's shape
-    return run_eager(_strided_slice, (x,), attrs)
+    return run_tensors(_strided_slice, (x,), attrs)
 
 
 def _ssg_infer(dy, *, shape, **spec):
@@ -292,7 +295,7 @@ def strided_slice_grad(shape, begin, end, strides, dy, begin_mask=0, end_mask=0,
     if tuple(dy._shape) != result:
         raise InvalidArgumentError(f"dy has shape {tuple(dy._shape)}; allowed: {result}, the shape of the slice",
                                    "StridedSliceGrad")
-    return run_eager(_strided_slice_grad, (dy,), {"shape": shp, **spec})
+    return run_tensors(_strided_slice_grad, (dy,), {"shape": shp, **spec})
 
 
 # ---- indexing: t[key] -------------------------------------------------------------

@@ -8,10 +8,9 @@ import collections
 from .. import dtypes as _dt
 from ..dispatch import alloc, int_arg, register, to_tensor
 from ..errors import InvalidArgumentError
-from ..runner import check, primitive
+from ..runner import check, primitive, run
 from ..tensor import Tensor
 from ._shape import _HALF, _NUMERIC, _contig_strides, _names, _prod, strided_copy
-from .index_ops import _run
 from .math_ops import _cast_raw
 
 # ---- scans ----------------------------------------------------------------------------
@@ -53,7 +52,7 @@ def _scan_op(prim, x, axis, exclusive, reverse):
         x = to_tensor(x, op)
     if x._dtype not in _NUMERIC:
         raise InvalidArgumentError(f"x has dtype {x._dtype.name}; allowed: {_names(_NUMERIC)}", op)
-    return _run(prim, (x,), {"axis": _axis(x, axis, op), "exclusive": bool(exclusive), "reverse": bool(reverse)})
+    return run(prim, (x,), {"axis": _axis(x, axis, op), "exclusive": bool(exclusive), "reverse": bool(reverse)})
 
 
 @register("cumsum", "Cumsum")
@@ -136,7 +135,7 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
     [3, 2, 1]
     """
     x, attrs = _sort_attrs(values, axis, direction, "Sort")
-    return _run(_sort, (x,), attrs)
+    return run(_sort, (x,), attrs)
 
 
 @register("argsort", "Argsort", nondiff="integer output")
@@ -149,7 +148,7 @@ def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     [1, 2, 0]
     """
     x, attrs = _sort_attrs(values, axis, direction, "Argsort")
-    return _run(_argsort, (x,), attrs)
+    return run(_argsort, (x,), attrs)
 
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
@@ -191,7 +190,7 @@ def top_k(input, k=1, sorted=True, name=None):
     n = x._shape[-1]
     if not 0 <= kk <= n:
         raise InvalidArgumentError(f"k = {kk} is not in [0, {n}] (the last axis has {n} entries)", "TopKV2")
-    out = _run(_top_k, (x,), {"k": kk, "sorted": bool(sorted)})
+    out = run(_top_k, (x,), {"k": kk, "sorted": bool(sorted)})
     return out if type(out) is TopKV2 else TopKV2(*out)
 
 
