@@ -9,7 +9,8 @@ from .math_ops import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_x
                        truediv, cast)
 from .array_ops import *  # noqa: F401,F403
 from . import math_ops, array_ops  # noqa: F401
-from . import index_ops, slice_ops, sort_ops  # noqa: F401,E402
+from . import index_ops, reduce_ops, slice_ops, sort_ops  # noqa: F401,E402
+from .reduce_ops import *  # noqa: F401,F403,E402
 from .index_ops import *  # noqa: F401,F403,E402
 from .slice_ops import *  # noqa: F401,F403,E402
 from .sort_ops import *  # noqa: F401,F403,E402
@@ -23,9 +24,8 @@ from .linalg_ops import *  # noqa: F401,F403,E402
 from .conv_ops import *  # noqa: F401,F403,E402
 
 # the public ops: what each family lists (the facade exports exactly these)
-__all__ = sorted(set(math_ops.__all__) | set(array_ops.__all__) | set(index_ops.__all__) | set(slice_ops.__all__)
-                 | set(sort_ops.__all__) | set(nn_ops.__all__) | set(random_ops.__all__)
-                 | set(linalg_ops.__all__) | set(conv_ops.__all__) | set(grad_ops.__all__))
+__all__ = sorted({name for family in (math_ops, reduce_ops, array_ops, index_ops, slice_ops, sort_ops, nn_ops,
+                                      random_ops, linalg_ops, conv_ops, grad_ops) for name in family.__all__})
 
 
 def _bool_or(x, y):

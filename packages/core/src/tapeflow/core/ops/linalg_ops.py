@@ -38,9 +38,9 @@ from .array_ops import (
     transpose,
     unstack,
 )
+from .reduce_ops import _safe_sqrt, reduce_max, reduce_sum
 from .math_ops import (
     _cast_raw,
-    _safe_sqrt,
     _strided,
     abs,
     add,
@@ -48,8 +48,6 @@ from .math_ops import (
     matmul,
     multiply,
     pow,
-    reduce_max,
-    reduce_sum,
     square,
     subtract,
 )

@@ -18,9 +18,9 @@ from . import _ew
 from .math_ops import (elu, gelu, leaky_relu, log_sigmoid, relu, relu6, selu, sigmoid, silu, softplus,  # noqa: F401
                        softsign, tanh)
 from .math_ops import _cast_raw
+from .reduce_ops import reduce_mean as _reduce_mean, reduce_sum as _reduce_sum
 from .math_ops import (abs as _abs, add as _add, cast as _cast, maximum as _maximum, multiply as _multiply,
-                       negative as _negative, reduce_mean as _reduce_mean, reduce_sum as _reduce_sum,
-                       rsqrt as _rsqrt, square as _square, squared_difference as _squared_difference,
+                       negative as _negative, rsqrt as _rsqrt, square as _square, squared_difference as _squared_difference,
                        subtract as _subtract)
 
 __all__ = ["elu", "gelu", "leaky_relu", "log_sigmoid", "relu", "relu6", "selu", "sigmoid", "silu", "softplus",
