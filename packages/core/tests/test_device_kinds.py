@@ -75,7 +75,7 @@ def test_gpu_n_means_a_registered_gpu_and_a_non_gpu_kind_is_not_one(fake_kinds):
 def test_unregistered_and_missing_kinds_are_refused(fake_kinds):
     with pytest.raises(tf.errors.NotFoundError, match="fakegpu:2 is not available here"):
         tf.device("fakegpu:2")
-    with pytest.raises(ValueError, match=r"unknown device kind 'tpu'.*allowed: gpu, cpu, .*fakegpu"):
+    with pytest.raises(ValueError, match=r"unknown device kind 'tpu'.*allowed: cpu, gpu, .*fakegpu"):
         tf.device("tpu:0")
     with pytest.raises(ValueError, match="lower-case word other than 'gpu'"):
         K.register_backend("gpu", FakeGPU, is_gpu=True)

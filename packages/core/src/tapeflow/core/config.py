@@ -74,7 +74,8 @@ def list_physical_devices(device_type: str | None = None) -> list:
     >>> import tapeflow as tf
     >>> [d.name for d in tf.config.list_physical_devices("CPU")]
     ['cpu:0']
-    >>> [d.name for d in tf.config.list_physical_devices("GPU")] == _device.gpus()
+    >>> from tapeflow.core import devices
+    >>> [d.name for d in tf.config.list_physical_devices("GPU")] == devices.gpus()
     True
     """
     if device_type is None:

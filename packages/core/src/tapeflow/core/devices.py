@@ -116,7 +116,8 @@ def canonical_name(spec: str) -> str:
     kind, index = m.group(1).lower(), int(m.group(2) or 0)
     kinds = kernels.backend_names()
     if kind != "gpu" and kind not in kinds:
-        raise ValueError(f"unknown device kind {kind!r} in {spec!r}; allowed: {', '.join(('gpu', *kinds))}")
+        allowed = ", ".join((kinds[0], "gpu", *kinds[1:]))
+        raise ValueError(f"unknown device kind {kind!r} in {spec!r}; allowed: {allowed}")
     return f"{kind}:{index}"
 
 

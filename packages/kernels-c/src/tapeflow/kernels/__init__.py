@@ -215,15 +215,22 @@ def _load_drivers() -> None:
                     _driver_errors[mod.rpartition(".")[2]] = f"{type(e).__name__}: {e}"
 
 
+def _ordered() -> list:
+    """The registered kinds: the built-in drivers in ``_DRIVERS``' order (whichever was imported first),
+    then the others in registration order."""
+    builtin = [m.rpartition(".")[2] for m in _DRIVERS]
+    return sorted(_REGISTRY, key=lambda k: builtin.index(k) if k in builtin else len(builtin))
+
+
 def backend_names() -> tuple:
-    """The registered backend kinds, in listing order.
+    """The registered backend kinds, in listing order (the CPU first).
 
     >>> from tapeflow.kernels import backend_names
     >>> backend_names()[:3]
     ('cpu', 'cuda', 'opencl')
     """
     _load_drivers()
-    return tuple(_REGISTRY)
+    return tuple(_ordered())
 
 
 def backend_kind(kind: str) -> BackendKind:
@@ -238,7 +245,7 @@ def backend_kind(kind: str) -> BackendKind:
         return _REGISTRY[kind]
     except KeyError:
         why = f" ({_driver_errors[kind]})" if kind in _driver_errors else ""
-        raise BackendUnavailable(f"no backend named {kind!r}{why}; known: {', '.join(_REGISTRY)}") from None
+        raise BackendUnavailable(f"no backend named {kind!r}{why}; known: {', '.join(_ordered())}") from None
 
 
 def available_devices() -> list:
@@ -252,7 +259,7 @@ def available_devices() -> list:
     """
     _load_drivers()
     found = []
-    for entry in list(_REGISTRY.values()):
+    for entry in [_REGISTRY[k] for k in _ordered()]:
         n = entry.device_count()
         if n <= 0:
             continue

@@ -61,11 +61,12 @@ class OutOfDeviceMemory(MemoryError):
                          + (f" ({detail})" if detail else ""))
 
 
-_MEMORY_ERROR = [OutOfDeviceMemory]
+_MEMORY_ERROR = [OutOfDeviceMemory, None]   # the class raised, the class registered
 
 
-def register_memory_error(cls) -> None:
-    """Make device out-of-memory errors instances of ``cls`` too (core registers its ResourceExhaustedError).
+def register_memory_error(cls):
+    """Make device out-of-memory errors instances of ``cls`` too (core registers its ResourceExhaustedError);
+    returns the class registered before (None for none), so a caller can put it back.
 
     The kernels layer cannot import the layers above it; this lets ``except
     tf.errors.ResourceExhaustedError`` catch a device running out of memory, with no
@@ -74,15 +75,18 @@ def register_memory_error(cls) -> None:
     >>> from tapeflow.kernels import gpu_common
     >>> class Exhausted(MemoryError):
     ...     pass
-    >>> gpu_common.register_memory_error(Exhausted)
+    >>> before = gpu_common.register_memory_error(Exhausted)
     >>> isinstance(gpu_common.out_of_memory("opencl:0", 1 << 40), Exhausted)
     True
-    >>> gpu_common.register_memory_error(None)   # back to plain OutOfDeviceMemory
+    >>> gpu_common.register_memory_error(before) is Exhausted   # as it was
+    True
     """
+    prev = _MEMORY_ERROR[1]
     if cls is None or issubclass(OutOfDeviceMemory, cls):
-        _MEMORY_ERROR[0] = OutOfDeviceMemory
+        _MEMORY_ERROR[:] = [OutOfDeviceMemory, None]
     else:
-        _MEMORY_ERROR[0] = type("OutOfDeviceMemory", (OutOfDeviceMemory, cls), {"__module__": __name__})
+        _MEMORY_ERROR[:] = [type("OutOfDeviceMemory", (OutOfDeviceMemory, cls), {"__module__": __name__}), cls]
+    return prev
 
 
 def out_of_memory(device: str, nbytes: int, detail: str = "") -> OutOfDeviceMemory:
