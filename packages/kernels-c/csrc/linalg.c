@@ -97,23 +97,11 @@ int tpf_lu_inverse(int dt, int64_t batch, int64_t n, void *lu, const void *pivv)
     return TPF_OK;
 }
 
-/* det = sign * prod(diag U), sign from the pivots and the diagonal; log|det| as a sum */
+/* det = sign * prod(diag U): include/scalar_math.h's TPF_LU_DET, batch by batch */
 #define LU_DET(T)                                                                           \
 static void lu_det_##T(int64_t batch, int64_t n, const T *lu, const int32_t *piv, T *det, T *sign, T *logabs) { \
-    for (int64_t b = 0; b < batch; b++) {                                                   \
-        const T *A = lu + b * n * n;                                                        \
-        double s = 1, l = 0, p = 1;                                                         \
-        for (int64_t i = 0; i < n; i++) {                                                   \
-            double d = A[i * n + i];                                                        \
-            if (piv[b * n + i] != i + 1) s = -s;                                            \
-            if (d < 0) { s = -s; d = -d; }                                                  \
-            l += log(d);                                                                    \
-            p *= A[i * n + i];                                                              \
-        }                                                                                   \
-        int sing = l == -INFINITY;                                                          \
-        for (int64_t i = 0; i < n; i++) if (piv[b * n + i] != i + 1) p = -p;                \
-        det[b] = (T)(sing ? 0 : p); sign[b] = (T)(sing ? 0 : s); logabs[b] = (T)l;          \
-    }                                                                                       \
+    for (int64_t b = 0; b < batch; b++)                                                     \
+        TPF_LU_DET(lu + b * n * n, piv + b * n, n, T, det[b], sign[b], logabs[b]);          \
 }
 LU_DET(float) LU_DET(double)
 

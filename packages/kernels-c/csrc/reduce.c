@@ -80,55 +80,9 @@ static void rc_##NAME##_##SUF(const void *pv, int nparts, int64_t count, void *o
     }                                                                                     \
 }
 
-#define S_ADD acc += v
-#define S_MUL acc *= v
-/* NaN-propagating: once acc is NaN no comparison replaces it */
-#define S_FMAX acc = ((v > acc) | (v != v)) ? (ACC_T)v : acc
-#define S_FMIN acc = ((v < acc) | (v != v)) ? (ACC_T)v : acc
-#define S_IMAX acc = v > acc ? v : acc
-#define S_IMIN acc = v < acc ? v : acc
-
-/* wrapping integer sums/products: unsigned 64-bit accumulators, converted back */
-#define RED_INT_ARITH(SUF, T)                                                                \
-    RED_DEF(sum, SUF, T, uint64_t, T, 0, acc += (uint64_t)v, acc)                           \
-    RED_DEF(prod, SUF, T, uint64_t, T, 1, acc *= (uint64_t)v, acc)                          \
-    RED_DEF(mean, SUF, T, uint64_t, T, 0, acc += (uint64_t)v, r ? (int64_t)acc / r : 0)
-RED_INT_ARITH(i8, int8_t)
-RED_INT_ARITH(i16, int16_t)
-RED_INT_ARITH(i32, int32_t)
-RED_INT_ARITH(i64, int64_t)
-/* uint8 means: the 64-bit sum is non-negative (r < 2**55) */
-RED_DEF(sum, u8, uint8_t, uint64_t, uint8_t, 0, acc += v, acc)
-RED_DEF(prod, u8, uint8_t, uint64_t, uint8_t, 1, acc *= v, acc)
-RED_DEF(mean, u8, uint8_t, uint64_t, uint8_t, 0, acc += v, r ? acc / (uint64_t)r : 0)
-
-#define ACC_T double
-RED_DEF(sum, f32, float, double, float, 0.0, S_ADD, acc)
-RED_DEF(sum, f64, double, double, double, 0.0, S_ADD, acc)
-RED_DEF(prod, f32, float, double, float, 1.0, S_MUL, acc)
-RED_DEF(prod, f64, double, double, double, 1.0, S_MUL, acc)
-RED_DEF(mean, f32, float, double, float, 0.0, S_ADD, acc / (double)r)
-RED_DEF(mean, f64, double, double, double, 0.0, S_ADD, acc / (double)r)
-RED_DEF(max, f64, double, double, double, -INFINITY, S_FMAX, acc)
-RED_DEF(min, f64, double, double, double, INFINITY, S_FMIN, acc)
-#undef ACC_T
-#define ACC_T float
-RED_DEF(max, f32, float, float, float, -INFINITY, S_FMAX, acc)
-RED_DEF(min, f32, float, float, float, INFINITY, S_FMIN, acc)
-#undef ACC_T
-
-#define RED_IMINMAX(SUF, T, LO, HI)                                                  \
-    RED_DEF(max, SUF, T, T, T, LO, S_IMAX, acc)                                      \
-    RED_DEF(min, SUF, T, T, T, HI, S_IMIN, acc)
-RED_IMINMAX(i8, int8_t, INT8_MIN, INT8_MAX)
-RED_IMINMAX(u8, uint8_t, 0, UINT8_MAX)
-RED_IMINMAX(i16, int16_t, INT16_MIN, INT16_MAX)
-RED_IMINMAX(i32, int32_t, INT32_MIN, INT32_MAX)
-RED_IMINMAX(i64, int64_t, INT64_MIN, INT64_MAX)
-RED_DEF(any, b, uint8_t, uint8_t, uint8_t, 0, acc |= (v != 0), acc)
-RED_DEF(all, b, uint8_t, uint8_t, uint8_t, 1, acc &= (v != 0), acc)
-RED_DEF(max, b, uint8_t, uint8_t, uint8_t, 0, acc |= (v != 0), acc)
-RED_DEF(min, b, uint8_t, uint8_t, uint8_t, 1, acc &= (v != 0), acc)
+#define RED RED_DEF
+#include "reduce.def"
+#undef RED
 
 typedef void (*redfn)(const void *, void *, void *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                       int64_t, int64_t);

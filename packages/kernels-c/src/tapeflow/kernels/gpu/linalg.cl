@@ -130,20 +130,7 @@ KERNEL lu_singular_##DS(const G T *LU, i64 batch, i64 n, G int *flag) {         
 KERNEL lu_det_##DS(const G T *LU, const G i32 *piv, G T *det, G T *sign, G T *logabs, i64 batch, i64 n) { \
     i64 b = GID0();                                                                                 \
     if (b >= batch) return;                                                                         \
-    const G T *a = LU + b * n * n;                                                                  \
-    wf s = 1, l = 0, p = 1;                                                                         \
-    for (i64 i = 0; i < n; i++) {                                                                   \
-        wf d = a[i * n + i];                                                                        \
-        if (piv[b * n + i] != i + 1) s = -s;                                                        \
-        if (d < 0) { s = -s; d = -d; }                                                              \
-        l += log(d);                                                                                \
-        p *= a[i * n + i];                                                                          \
-    }                                                                                               \
-    int sing = l == -TPF_INF;                                                                       \
-    for (i64 i = 0; i < n; i++) if (piv[b * n + i] != i + 1) p = -p;                                \
-    det[b] = (T)(sing ? 0 : p);                                                                     \
-    sign[b] = (T)(sing ? 0 : s);                                                                    \
-    logabs[b] = (T)l;                                                                               \
+    TPF_LU_DET(LU + b * n * n, piv + b * n, n, T, det[b], sign[b], logabs[b]);                      \
 }                                                                                                   \
 KERNEL cholesky_##DS(G T *A, G i32 *info, i64 n) {                                                  \
     const i64 b = GRP0();                                                                           \

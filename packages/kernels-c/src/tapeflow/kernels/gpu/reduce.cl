@@ -47,50 +47,9 @@ KERNEL reducec_##NAME##_##SUF(const G ACC *P, G TO *O, i64 count, i64 nparts, i6
     O[q] = (TO)(FIN);                                                                            \
 }
 
-#define S_ADD acc += v
-#define S_MUL acc *= v
-#define S_FMAX acc = (v > acc || v != v) ? v : acc
-#define S_FMIN acc = (v < acc || v != v) ? v : acc
-#define S_IMAX acc = v > acc ? v : acc
-#define S_IMIN acc = v < acc ? v : acc
-
-#define RED_INT_ARITH(SUF, T)                                                                    \
-    RED_KERNEL(sum, SUF, T, u64, T, 0, acc += (u64)v, acc)                                       \
-    RED_KERNEL(prod, SUF, T, u64, T, 1, acc *= (u64)v, acc)                                      \
-    RED_KERNEL(mean, SUF, T, u64, T, 0, acc += (u64)v, r ? (i64)acc / r : 0)
-RED_INT_ARITH(i8, i8)
-RED_INT_ARITH(i16, i16)
-RED_INT_ARITH(i32, i32)
-RED_INT_ARITH(i64, i64)
-RED_KERNEL(sum, u8, u8, u64, u8, 0, acc += v, acc)
-RED_KERNEL(prod, u8, u8, u64, u8, 1, acc *= v, acc)
-RED_KERNEL(mean, u8, u8, u64, u8, 0, acc += v, r ? acc / (u64)r : 0)
-
-RED_KERNEL(sum, f32, float, wf, float, 0, S_ADD, acc)
-RED_KERNEL(prod, f32, float, wf, float, 1, S_MUL, acc)
-RED_KERNEL(mean, f32, float, wf, float, 0, S_ADD, acc / (wf)r)
-RED_KERNEL(max, f32, float, float, float, -TPF_INF, S_FMAX, acc)
-RED_KERNEL(min, f32, float, float, float, TPF_INF, S_FMIN, acc)
-#ifdef TPF_FP64
-RED_KERNEL(sum, f64, double, double, double, 0, S_ADD, acc)
-RED_KERNEL(prod, f64, double, double, double, 1, S_MUL, acc)
-RED_KERNEL(mean, f64, double, double, double, 0, S_ADD, acc / (double)r)
-RED_KERNEL(max, f64, double, double, double, -TPF_INF, S_FMAX, acc)
-RED_KERNEL(min, f64, double, double, double, TPF_INF, S_FMIN, acc)
-#endif
-
-#define RED_IMINMAX(SUF, T, LO, HI)                                                              \
-    RED_KERNEL(max, SUF, T, T, T, LO, S_IMAX, acc)                                               \
-    RED_KERNEL(min, SUF, T, T, T, HI, S_IMIN, acc)
-RED_IMINMAX(i8, i8, -128, 127)
-RED_IMINMAX(u8, u8, 0, 255)
-RED_IMINMAX(i16, i16, -32768, 32767)
-RED_IMINMAX(i32, i32, (-2147483647 - 1), 2147483647)
-RED_IMINMAX(i64, i64, (-9223372036854775807L - 1), 9223372036854775807L)
-RED_KERNEL(any, b, u8, u8, u8, 0, acc |= (v != 0), acc)
-RED_KERNEL(all, b, u8, u8, u8, 1, acc &= (v != 0), acc)
-RED_KERNEL(max, b, u8, u8, u8, 0, acc |= (v != 0), acc)
-RED_KERNEL(min, b, u8, u8, u8, 1, acc &= (v != 0), acc)
+#define RED RED_KERNEL
+#include "reduce.def"
+#undef RED
 
 /* ---- argmax / argmin ------------------------------------------------------ */
 

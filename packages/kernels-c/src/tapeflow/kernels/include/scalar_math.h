@@ -28,6 +28,9 @@
 #ifdef TPF_GPU
 /* ------------------------------------------------------------ GPU (tpf_gpu.h) */
 #define TPF_FN DEV
+typedef i8 tpf_i8;
+typedef u8 tpf_u8;
+typedef i16 tpf_i16;
 typedef u16 tpf_u16;
 typedef i32 tpf_i32;
 typedef u32 tpf_u32;
@@ -52,6 +55,9 @@ typedef wf tpf_wf;
 #include <string.h>
 #include <math.h>
 #define TPF_FN static inline
+typedef int8_t tpf_i8;
+typedef uint8_t tpf_u8;
+typedef int16_t tpf_i16;
 typedef uint16_t tpf_u16;
 typedef int32_t tpf_i32;
 typedef uint32_t tpf_u32;
@@ -486,5 +492,22 @@ TPF_FN tpf_wf tpf_polygamma(int m, tpf_wf x) {
 #define TPF_X_DIGAMMA(x, p, W) tpf_polygamma(0, (tpf_wf)(x))
 #define TPF_X_SOFTSIGN(x, p, W) ((x) / (1 + fabs(x)))
 #define TPF_X_POLYGAMMA(x, p, W) tpf_polygamma((int)(p), (tpf_wf)(x))
+
+
+/* det, sign and log|det| of one LU factor A (n x n) with LAPACK's 1-based pivots piv: sign from the
+ * pivots and the diagonal, log|det| as a sum of logs (a zero pivot makes det and sign 0) */
+#define TPF_LU_DET(A, piv, n, T, det, sign, logabs) do {                                   \
+    tpf_wf s_ = 1, l_ = 0, p_ = 1;                                                          \
+    for (tpf_i64 i_ = 0; i_ < (n); i_++) {                                                  \
+        tpf_wf d_ = (A)[i_ * (n) + i_];                                                     \
+        if ((piv)[i_] != i_ + 1) s_ = -s_;                                                  \
+        if (d_ < 0) { s_ = -s_; d_ = -d_; }                                                 \
+        l_ += log(d_);                                                                      \
+        p_ *= (A)[i_ * (n) + i_];                                                           \
+    }                                                                                       \
+    int sing_ = l_ == -TPF_INFF;                                                            \
+    for (tpf_i64 i_ = 0; i_ < (n); i_++) if ((piv)[i_] != i_ + 1) p_ = -p_;                 \
+    (det) = (T)(sing_ ? 0 : p_); (sign) = (T)(sing_ ? 0 : s_); (logabs) = (T)l_;            \
+} while (0)
 
 #endif
