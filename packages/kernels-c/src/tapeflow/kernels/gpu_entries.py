@@ -438,7 +438,9 @@ class CoreEntries:
                          _ints(cstr[:ndim]), _ints(astr[:ndim]), _ints(bstr[:ndim]), total)
 
     # ------------------------------------------------------------------- join
-    def concat(self, elsize, n, srcs, widths, outer, dst):
+    def _column_blocks(self, elsize, n, widths, outer, copy):
+        """concat/split: check the arguments as the C kernels do, then ``copy(i, w, total, off)`` for each
+        non-empty block of ``w`` columns at column ``off`` of the ``total``-wide joined matrix."""
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         if n < 0 or outer < 0:
@@ -450,29 +452,21 @@ class CoreEntries:
         if total == 0 or outer == 0:
             return OK
         off = 0
-        for src, w in zip(list(srcs)[:n], widths):
+        for i, w in enumerate(widths):
             if w:
-                self.launch(f"rows_copy_{elsize}", outer * w, src, w, 0, dst, total, off, w, outer)
+                copy(i, w, total, off)
             off += w
         return OK
 
+    def concat(self, elsize, n, srcs, widths, outer, dst):
+        srcs = list(srcs)[:n]
+        return self._column_blocks(elsize, n, widths, outer, lambda i, w, total, off: self.launch(
+            f"rows_copy_{elsize}", outer * w, srcs[i], w, 0, dst, total, off, w, outer))
+
     def split(self, elsize, n, src, widths, outer, dsts):
-        if elsize not in (1, 2, 4, 8):
-            return EBADARG
-        if n < 0 or outer < 0:
-            return EBADSIZE
-        widths = _ints(widths[:n])
-        if any(w < 0 for w in widths):
-            return EBADSIZE
-        total = sum(widths)
-        if total == 0 or outer == 0:
-            return OK
-        off = 0
-        for dst, w in zip(list(dsts)[:n], widths):
-            if w:
-                self.launch(f"rows_copy_{elsize}", outer * w, src, total, off, dst, w, 0, w, outer)
-            off += w
-        return OK
+        dsts = list(dsts)[:n]
+        return self._column_blocks(elsize, n, widths, outer, lambda i, w, total, off: self.launch(
+            f"rows_copy_{elsize}", outer * w, src, total, off, dsts[i], w, 0, w, outer))
 
     def pad(self, elsize, mode, ndim, in_shape, before, out_shape, src, dst, value):
         if elsize not in (1, 2, 4, 8):
