@@ -396,3 +396,96 @@ def test_undefined_variable_keeps_pythons_error():
     assert conv(1) == 1
     with pytest.raises(UnboundLocalError, match="'y'"):
         conv(-1) + 1
+
+
+# ---- graph mode: errors raised before any graph control flow is built -----------------------------------
+
+def _symbolic(dtype, shape=()):
+    from tapeflow.core.devices import default_device
+    from tapeflow.core.runner import symbolic
+    return symbolic(shape, dtype, default_device())
+
+
+def _trace(fn, *args):
+    from tapeflow.core.runner import Graph, tracing
+    with tracing(Graph()):
+        return autograph.convert(fn)(*args)
+
+
+def _line_of(fn, text):
+    src, first = inspect.getsourcelines(fn)
+    return first + next(i for i, s in enumerate(src) if text in s)
+
+
+def _defined_in_loop(x):
+    while x > 0:
+        y = x * 2
+        x = x - 1
+    return y
+
+
+def _list_in_loop(x):
+    values = []
+    while x > 0:
+        values.append(x)
+        x = x - 1
+    return values
+
+
+def _try_around_loop(x):
+    try:
+        while x > 0:
+            x = x - 1
+    except ValueError:
+        x = 0
+    return x
+
+
+def test_variable_first_defined_in_a_tensor_loop_names_file_and_line():
+    line = _line_of(_defined_in_loop, "while x > 0")
+    with pytest.raises(ConversionError, match=rf"test_autograph.py:{line}: y is first assigned inside this "
+                                              r"while loop.*y must be defined before the loop"):
+        _trace(_defined_in_loop, _symbolic(tf.int32))
+    assert _defined_in_loop(3) == autograph.convert(_defined_in_loop)(3) == 2  # eagerly it is plain Python
+
+
+def test_python_list_appended_in_a_tensor_loop_says_use_tensorarray():
+    line = _line_of(_list_in_loop, "while x > 0")
+    with pytest.raises(ConversionError, match=rf"test_autograph.py:{line}: values is a Python list.*tf.TensorArray"):
+        _trace(_list_in_loop, _symbolic(tf.int32))
+    assert autograph.convert(_list_in_loop)(2) == [2, 1]
+
+
+def test_try_spanning_a_tensor_loop_names_file_and_line():
+    line = _line_of(_try_around_loop, "while x > 0")
+    try_line = _line_of(_try_around_loop, "try:")
+    with pytest.raises(ConversionError, match=rf"test_autograph.py:{line}: .*inside the try statement at line "
+                                              rf"{try_line}"):
+        _trace(_try_around_loop, _symbolic(tf.int32))
+    assert autograph.convert(_try_around_loop)(3) == 0
+
+
+def test_tensor_condition_must_be_a_scalar_bool():
+    def f(x):
+        if x:
+            x = x + 1
+        return x
+
+    line = _line_of(f, "if x:")
+    with pytest.raises(ConversionError, match=rf"test_autograph.py:{line}: the condition of the if statement is "
+                                              r"a float32 tensor of shape \(3,\)"):
+        _trace(f, _symbolic(tf.float32, (3,)))
+
+
+def test_python_conditions_stay_python_while_tracing():
+    def f(x, n):
+        for i in range(n):
+            if n > 2:
+                x = x + i
+        return x
+
+    from tapeflow.core.runner import Graph, tracing
+    g = Graph()
+    with tracing(g):
+        y = autograph.convert(f)(_symbolic(tf.float32), 3)
+    assert y.shape == () and [n.prim.name for n in g.nodes] == ["add"] * 3  # unrolled, no control flow

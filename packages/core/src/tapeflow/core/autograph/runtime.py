@@ -14,13 +14,14 @@ from ..runner import Graph, current_graph, tracing
 from ..tensor import Tensor, convert_to_tensor
 
 
-class ConversionError(errors.InvalidArgumentError):
+class ConversionError(errors.OpError):
     """A construct AutoGraph cannot turn into graph code; the message names the user's file and line and
-    says what to write instead.
+    says what to write instead.  Not a ValueError, so that the user's own ``except ValueError`` around the
+    construct does not swallow it.
 
     >>> from tapeflow.core.autograph import ConversionError
-    >>> issubclass(ConversionError, ValueError)
-    True
+    >>> issubclass(ConversionError, ValueError), issubclass(ConversionError, tf.errors.OpError)
+    (False, True)
     """
 
 
@@ -69,6 +70,12 @@ class UndefinedReturnValue:
 def retval(value):
     """What the converted function returns: None when no ``return`` statement ran."""
     return None if isinstance(value, UndefinedReturnValue) else value
+
+
+def list_append(target, value):
+    """``target.append(value)``, returning ``target`` (the converted code assigns it back)."""
+    target.append(value)
+    return target
 
 
 def ld(getter, name):

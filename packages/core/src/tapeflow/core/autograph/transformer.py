@@ -529,6 +529,39 @@ def _lower_one(fn, counter):
     low.returns(fn)
 
 
+class _ListAppends(ast.NodeTransformer):
+    """``xs.append(v)`` on a local ``xs`` -> ``xs = ag__.list_append(xs, v)``: the list becomes a variable the
+    statement modifies, so a tensor loop that grows a Python list is caught (TensorFlow's lists converter)."""
+
+    def visit_FunctionDef(self, node):
+        a = node.args
+        params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None}
+        scope = [s for s in _walk_scope(node) if s is not node]
+        glob = {n for s in scope if isinstance(s, ast.Global) for n in s.names}
+        nonloc = {n for s in scope if isinstance(s, ast.Nonlocal) for n in s.names}
+        saved = getattr(self, "locals", set())
+        self.locals = ((set(assigned(node.body)) | params) - glob) | nonloc
+        node.body = [self.visit(s) for s in node.body]
+        self.locals = saved
+        return node
+
+    def visit_AsyncFunctionDef(self, node):
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Expr(self, node):
+        v = node.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "append" \
+                and isinstance(v.func.value, ast.Name) and v.func.value.id in self.locals \
+                and len(v.args) == 1 and not v.keywords and not isinstance(v.args[0], ast.Starred):
+            target = v.func.value.id
+            new = _assign(target, _call(_attr("list_append"), _name(target), v.args[0]))
+            return ast.copy_location(new, node)
+        return node
+
+
 class _SuperCalls(ast.NodeTransformer):
     """Zero-argument ``super()`` -> ``super(__class__, self)``: it keeps working inside generated functions."""
 
@@ -569,6 +602,7 @@ def transform(fn: ast.FunctionDef, filename: str, has_class_cell: bool) -> ast.F
     if has_class_cell and firsts:
         fn = _SuperCalls(firsts[0].arg).generic_visit(fn) or fn
     counter = [0]
+    fn = _ListAppends().visit(fn)
     _lower_all(fn, counter)
     for n in ast.walk(fn):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
