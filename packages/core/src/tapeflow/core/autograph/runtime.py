@@ -12,6 +12,7 @@ import threading
 from .. import errors
 from ..runner import Graph, current_graph, tracing
 from ..tensor import Tensor, convert_to_tensor
+from .transformer import DO_RETURN as DO_RETURN_NAME, RETVAL as RETVAL_NAME
 
 
 class ConversionError(errors.OpError):
@@ -132,6 +133,7 @@ def not_(value):
 # ---- checks and messages --------------------------------------------------------------------------------
 
 def _err(where, message, op):
+    message = message.replace(RETVAL_NAME, "the return value").replace(DO_RETURN_NAME, "the returned flag")
     return ConversionError(f"{where}: {message}", op)
 
 
@@ -174,11 +176,51 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, outputs, where):
         orelse()
 
 
+def _flatten(v):
+    """``(structure, leaves)`` of a state value: tuples (namedtuples included) are opened, the rest is a leaf."""
+    if isinstance(v, tuple):
+        structs, leaves = [], []
+        for x in v:
+            st, lv = _flatten(x)
+            structs.append(st)
+            leaves.extend(lv)
+        return (type(v), tuple(structs)), leaves
+    return None, [v]
+
+
+def _unflatten(struct, it):
+    if struct is None:
+        return next(it)
+    kind, children = struct
+    values = [_unflatten(c, it) for c in children]
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)
+
+
+def _missing(v) -> bool:
+    return isinstance(v, (Undefined, UndefinedReturnValue))
+
+
+class _Dry(threading.local):
+    depth = 0
+
+
+_dry = _Dry()
+
+
 def _graph_if(cond, body, orelse, get_state, set_state, names, outputs, where):
     _condition(cond, where, "if statement", "If")
     init = get_state()
     positions = [i for i, n in enumerate(names) if n in outputs]
-    first = {}   # the first traced branch's layout: which outputs are tensors, the others' Python values
+    if _dry.depth:  # a dry run only learns what the branches produce: run both, keep what either defines
+        set_state(init)
+        body()
+        after_if = get_state()
+        set_state(init)
+        orelse()
+        after_else = get_state()
+        set_state(tuple(b if _missing(a) and not _missing(b) else a for a, b in zip(after_if, after_else)))
+        return
+    first = {}   # the first traced branch's layout: per output, its structure and its non-tensor leaves
 
     def branch(fn, label):
         def run():
@@ -187,12 +229,15 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, outputs, where):
             values = get_state()
             out, layout = [], {}
             for i in positions:
-                v = values[i]
-                if isinstance(v, _PY_SCALARS):
-                    v = convert_to_tensor(v)
-                layout[i] = v if not isinstance(v, Tensor) else None
-                if isinstance(v, Tensor):
-                    out.append(v)
+                struct, leaves = _flatten(values[i])
+                sides = []
+                for v in leaves:
+                    if isinstance(v, _PY_SCALARS):
+                        v = convert_to_tensor(v)
+                    sides.append(None if isinstance(v, Tensor) else v)
+                    if isinstance(v, Tensor):
+                        out.append(v)
+                layout[i] = (struct, sides)
             if not first:
                 first.update(label=label, layout=layout, dtypes=[t._dtype for t in out])
             else:
@@ -201,19 +246,26 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, outputs, where):
         return run
 
     result = _control_flow().cond(cond, branch(body, "if"), branch(orelse, "else"))
-    result = list(result) if isinstance(result, (tuple, list)) else [result]
+    result = iter(list(result) if isinstance(result, (tuple, list)) else [result])
     final = list(init)
     for i in positions:
-        side = first["layout"][i]
-        final[i] = result.pop(0) if side is None else side
+        struct, sides = first["layout"][i]
+        final[i] = _unflatten(struct, iter([next(result) if side is None else side for side in sides]))
     set_state(tuple(final))
 
 
 def _same_branches(first, label, layout, dtypes, names, where):
-    for i, side in layout.items():
-        mine, theirs = side, first["layout"][i]
+    for i, (struct, sides) in layout.items():
         name = names[i]
-        if (mine is None) != (theirs is None) or (mine is not None and mine is not theirs):
+        struct0, sides0 = first["layout"][i]
+        if struct != struct0 and not any(_missing(v) for v in sides + sides0):
+            raise _err(where, f"{name} has a different structure in the two branches of an if statement with a "
+                              "tensor condition; give it the same tuple structure in both", "If")
+        if struct != struct0:  # one branch leaves it undefined: its one leaf against the other's first
+            sides, sides0 = sides[:1], sides0[:1]
+        for mine, theirs in zip(sides, sides0):
+            if (mine is None) == (theirs is None) and (mine is None or mine is theirs):
+                continue
             a, b = (mine, theirs) if label == "if" else (theirs, mine)
             if isinstance(a, UndefinedReturnValue) or isinstance(b, UndefinedReturnValue):
                 raise _err(where, "this if statement has a tensor condition and only one of its branches "
@@ -229,7 +281,8 @@ def _same_branches(first, label, layout, dtypes, names, where):
             raise _err(where, f"{name} is {what_if} in the if branch but {what_else} in the else branch of an "
                               f"if statement with a tensor condition; both branches must give {name} a tensor "
                               "(or the same Python object)", "If")
-    for name, a, b in zip([names[i] for i, s in layout.items() if s is None], first["dtypes"], dtypes):
+    tensor_names = [names[i] for i, (_, sides) in layout.items() for side in sides if side is None]
+    for name, a, b in zip(tensor_names, first["dtypes"], dtypes):
         if a is not b:
             raise _err(where, f"{name} is {a.name} in one branch and {b.name} in the other of an if statement "
                               f"with a tensor condition; give both the same dtype (tf.cast)", "If")
@@ -263,56 +316,66 @@ def _py_cond(value, opts, what, n):
     return value
 
 
+def _loop_leaf(name, v, where, what):
+    """A loop variable's initial leaf as a tensor, or the error that says what to write instead."""
+    if isinstance(v, Undefined):
+        raise _err(where, f"{name} is first assigned inside this {what}, which has a tensor condition, and is "
+                          f"used after it or read in it before it is assigned; {name} must be defined before the "
+                          f"loop (e.g. {name} = tf.zeros(shape, dtype) or tf.constant(0)), with the dtype it keeps "
+                          "in the loop", "While")
+    if isinstance(v, list):
+        raise _err(where, f"{name} is a Python list carried through this {what}, which has a tensor condition; "
+                          "a Python list cannot grow in a graph loop: use tf.TensorArray (or stack the values "
+                          "after the loop)", "While")
+    if isinstance(v, _PY_SCALARS):
+        return convert_to_tensor(v)
+    if not isinstance(v, Tensor):
+        raise _err(where, f"{name} is {_kind(v)} ({v!r}) carried through this {what}, which has a tensor "
+                          f"condition; only tensors (and Python numbers, which become tensors) can be loop "
+                          f"variables: initialize {name} to a tensor before the loop", "While")
+    return v
+
+
 def _graph_loop(test, body, get_state, set_state, names, opts, what, index):
     """Stage ``while test(): body()`` as ``control_flow.while_loop``; ``index`` (for loops): an extra
-    first loop variable ``(init, step)`` pair that ``test``/``body`` receive."""
+    first loop variable ``(init, step)`` that ``test``/``body`` receive."""
     where = opts["where"]
     if opts.get("try_line"):
         raise _err(where, f"this {what} has a tensor condition and is inside the try statement at line "
                           f"{opts['try_line']}; errors raised while a graph runs are not Python exceptions, so "
                           "the try cannot catch them: move the try outside the function (or check values with "
                           "tf.debugging.assert_* before the loop)", "While")
+    if _dry.depth:  # a dry run only learns what one iteration produces
+        body(index[0]) if index is not None else body()
+        return
     init = list(get_state())
     carried = set(opts["carried"])
-    live_out = set(opts["live_out"])
-    positions = []
+    positions, structs, start = [], [], []
     for i, name in enumerate(names):
-        v = init[i]
         if name not in carried:
             continue
-        if isinstance(v, UndefinedReturnValue):
+        if isinstance(init[i], UndefinedReturnValue):
             init[i] = _return_placeholder(body, get_state, set_state, init, i, where, what, index)
-        elif isinstance(v, Undefined):
-            used = "used after it" if name in live_out else "read in it before it is assigned"
-            raise _err(where, f"{name} is first assigned inside this {what}, which has a tensor condition, "
-                              f"and is {used}; {name} must be defined before the loop (e.g. {name} = "
-                              f"tf.zeros(shape, dtype) or tf.constant(0)), with the dtype it keeps in the loop",
-                       "While")
-        elif isinstance(v, list):
-            raise _err(where, f"{name} is a Python list carried through this {what}, which has a tensor "
-                              "condition; a Python list cannot grow in a graph loop: use tf.TensorArray "
-                              "(or stack the values after the loop)", "While")
-        elif isinstance(v, _PY_SCALARS):
-            init[i] = convert_to_tensor(v)
-        elif not isinstance(v, Tensor):
-            raise _err(where, f"{name} is {_kind(v)} ({v!r}) carried through this {what}, which has a tensor "
-                              f"condition; only tensors (and Python numbers, which become tensors) can be "
-                              f"loop variables: initialize {name} to a tensor before the loop", "While")
+        struct, leaves = _flatten(init[i])
+        leaves = [_loop_leaf(name, v, where, what) for v in leaves]
+        init[i] = _unflatten(struct, iter(leaves))
         positions.append(i)
+        structs.append(struct)
+        start.extend(leaves)
 
     def state_from(values):
-        full = list(init)
-        for i, v in zip(positions, values):
-            full[i] = v
+        full, it = list(init), iter(values)
+        for i, struct in zip(positions, structs):
+            full[i] = _unflatten(struct, it)
         return tuple(full)
 
+    def split(values):
+        return (values[0], values[1:]) if index is not None else (None, values)
+
     def cond_fn(*values):
-        if index is not None:
-            set_state(state_from(values[1:]))
-            c = test(values[0])
-        else:
-            set_state(state_from(values))
-            c = test()
+        i, values = split(values)
+        set_state(state_from(values))
+        c = test(i) if index is not None else test()
         if isinstance(c, bool):
             c = convert_to_tensor(c)
         if not isinstance(c, Tensor):
@@ -321,32 +384,34 @@ def _graph_loop(test, body, get_state, set_state, names, opts, what, index):
         return _condition(c, where, what, "While")
 
     def body_fn(*values):
-        if index is not None:
-            set_state(state_from(values[1:]))
-            body(values[0])
-        else:
-            set_state(state_from(values))
-            body()
+        i, values = split(values)
+        set_state(state_from(values))
+        body(i) if index is not None else body()
         after = get_state()
-        out = []
-        for i, before in zip(positions, values[1:] if index is not None else values):
-            v = after[i]
-            if isinstance(v, _PY_SCALARS):
-                v = convert_to_tensor(v, before._dtype)
-            if not isinstance(v, Tensor):
-                raise _err(where, f"{names[i]} is a tensor before this {what} but {_kind(v)} after one "
-                                  f"iteration; a loop variable must stay a tensor", "While")
-            if v._dtype is not before._dtype:
-                raise _err(where, f"{names[i]} has dtype {before._dtype.name} before this {what} but dtype "
-                                  f"{v._dtype.name} after one iteration; a loop variable keeps its dtype: cast "
-                                  f"it before the loop (tf.cast({names[i]}, tf.{v._dtype.name})) or inside the "
-                                  f"loop (tf.cast(..., tf.{before._dtype.name}))", "While")
-            out.append(v)
+        out, before = [], iter(values)
+        for k, struct in zip(positions, structs):
+            name = names[k]
+            struct2, leaves = _flatten(after[k])
+            if struct2 != struct:
+                raise _err(where, f"{name} changes structure in one iteration of this {what} ({_kind(after[k])} "
+                                  "after it); a loop variable keeps its structure", "While")
+            for v in leaves:
+                b = next(before)
+                if isinstance(v, _PY_SCALARS):
+                    v = convert_to_tensor(v, b._dtype)
+                if not isinstance(v, Tensor):
+                    raise _err(where, f"{name} is a tensor before this {what} but {_kind(v)} after one "
+                                      "iteration; a loop variable must stay a tensor", "While")
+                if v._dtype is not b._dtype:
+                    raise _err(where, f"{name} has dtype {b._dtype.name} before this {what} but dtype "
+                                      f"{v._dtype.name} after one iteration; a loop variable keeps its dtype: cast "
+                                      f"it before the loop (tf.cast({name}, tf.{v._dtype.name})) or inside the "
+                                      f"loop (tf.cast(..., tf.{b._dtype.name}))", "While")
+                out.append(v)
         if index is not None:
-            return (index[1](values[0]),) + tuple(out)
+            return (index[1](i),) + tuple(out)
         return tuple(out)
 
-    start = [init[i] for i in positions]
     if index is not None:
         start = [index[0]] + start
     result = _control_flow().while_loop(cond_fn, body_fn, tuple(start))
@@ -357,19 +422,28 @@ def _graph_loop(test, body, get_state, set_state, names, opts, what, index):
 
 
 def _return_placeholder(body, get_state, set_state, init, i, where, what, index):
-    """A ``return`` inside a graph loop: the return value's shape and dtype come from tracing the body once
-    into a throwaway graph (as TensorFlow does); the loop starts it at zeros."""
+    """A ``return`` inside a graph loop: the return value's structure, shapes and dtypes come from running the
+    body once into a throwaway graph (as TensorFlow does); the loop starts it at zeros."""
     from ..ops import zeros
-    with tracing(Graph()):
+    _dry.depth += 1
+    try:
+        with tracing(Graph()):
+            set_state(tuple(init))
+            body(index[0]) if index is not None else body()
+            value = get_state()[i]
+    finally:
+        _dry.depth -= 1
         set_state(tuple(init))
-        body(index[0]) if index is not None else body()
-        value = get_state()[i]
-    set_state(tuple(init))
-    if not isinstance(value, Tensor) or None in value._shape:
-        raise _err(where, f"this {what} with a tensor condition returns {_kind(value)} of unknown shape or "
-                          "type; return a tensor of a fixed shape (or assign the result to a variable defined "
-                          "before the loop and return it after)", "While")
-    return zeros(value._shape, value._dtype)
+    struct, leaves = _flatten(value)
+    for v in leaves:
+        if isinstance(v, _PY_SCALARS):
+            v = convert_to_tensor(v)
+        if not isinstance(v, Tensor) or None in v._shape:
+            raise _err(where, f"this {what} with a tensor condition returns {_kind(v)} of unknown shape or type; "
+                              "return tensors of a fixed shape (or assign the result to a variable defined before "
+                              "the loop and return it after the loop)", "While")
+    return _unflatten(struct, iter([zeros(tuple(v._shape), v._dtype) for v in
+                                    (convert_to_tensor(x) if isinstance(x, _PY_SCALARS) else x for x in leaves)]))
 
 
 # ---- for -------------------------------------------------------------------------------------------------
