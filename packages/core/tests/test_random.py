@@ -352,7 +352,7 @@ def test_bad_categorical_and_shuffle():
     _raises(r"logits has 0 classes", tf.random.categorical, tf.zeros([2, 0]), 3)
 
 
-def test_tracing_a_random_op_draws_nothing_and_its_node_carries_the_resolved_seeds():
+def test_tracing_a_random_op_draws_nothing_and_its_node_draws_a_fresh_stream_per_run():
     from tapeflow.core.runner import tracing
 
     logits = tf.zeros([2, 3])
@@ -367,13 +367,16 @@ def test_tracing_a_random_op_draws_nothing_and_its_node_carries_the_resolved_see
     uni, norm, cat = g.nodes
     assert (uni.prim.name, norm.prim.name, cat.prim.name) == ("random_uniform", "stateless_random_normal",
                                                               "categorical")
-    assert (norm.attrs["key"], norm.attrs["stream"]) == (1, 2)
-    # the seed state advanced in the wrappers: the eager calls after set_seed(5) use the same streams
+    assert (norm.attrs["key"], norm.attrs["stream"]) == (1, 2)  # stateless: the seed is the stream
+    # stateful: the node keeps its op seed and draws the next (key, stream) each time the graph runs
+    late = uni.attrs["key"]
+    assert late is uni.attrs["stream"] and late.seed == 7 and cat.attrs["key"].seed == 7
     tf.random.set_seed(5)
-    eager = tf.random.uniform([2, 3], seed=7)
-    again = tf.random.stateless_uniform([2, 3], seed=[uni.attrs["key"], uni.attrs["stream"]])
-    assert eager.numpy().tolist() == again.numpy().tolist()
-    assert cat.attrs["stream"] == uni.attrs["stream"] + 1 and cat.attrs["key"] == uni.attrs["key"]
+    eager = [tf.random.uniform([2, 3], seed=7).numpy().tolist() for _ in range(2)]
+    tf.random.set_seed(5)
+    runs = [late.late_attrs() for _ in range(2)]
+    again = [tf.random.stateless_uniform([2, 3], seed=[r["key"], r["stream"]]).numpy().tolist() for r in runs]
+    assert eager == again
 
 
 def test_a_symbolic_seed_needs_a_static_value_naming_the_op():

@@ -19,6 +19,7 @@ from tapeflow.core.api import (config, debugging, linalg, math, random, _lazy_at
 
 # names of upper packages: attribute -> (module, attribute or None for the module itself, distribution)
 _LAZY = {
+    "print": ("tapeflow.core.printing", "print_", "tapeflow-core"),
     "GradientTape": ("tapeflow.autodiff", "GradientTape", "tapeflow-autodiff"),
     "gradients_function": ("tapeflow.autodiff", "gradients_function", "tapeflow-autodiff"),
     "value_and_gradients_function": ("tapeflow.autodiff", "value_and_gradients_function", "tapeflow-autodiff"),

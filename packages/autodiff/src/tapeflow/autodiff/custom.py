@@ -15,6 +15,7 @@ import functools
 import inspect
 
 from tapeflow.core import dispatch as _dispatch
+from tapeflow.core.runner import current_graph, primitive, run_tensors
 from tapeflow.core.tensor import Tensor, convert_to_tensor, make
 from tapeflow.core.variables import Variable
 
@@ -137,7 +138,7 @@ def custom_gradient(f=None):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         st = _state
-        if not st.rec:
+        if not st.rec and current_graph() is None:
             y, _grad_fn = f(*args, **kwargs)
             return y
         seen: dict = {}
@@ -164,14 +165,19 @@ def custom_gradient(f=None):
             raise TypeError(f"custom_gradient: {f.__name__} reads the trainable variables [{names}] but its "
                             f"grad_fn does not accept `variables=`; define grad_fn(*dy, variables=None) and return "
                             f"(input_grads, variable_grads)")
-        inputs += [v._value for v in variables]
+        inputs += [v._tape_value() for v in variables]
         flat = _nest.flatten(y)
         for o in flat:
             if not isinstance(o, Tensor):
                 raise TypeError(f"custom_gradient: {f.__name__} must return tensors; got {type(o).__name__}")
-        outs = [_alias(o) for o in flat]
         attrs = {"grad_fn": grad_fn, "n_args": len(args), "positions": tuple(positions),
                  "n_vars": len(variables), "variables": variables, "name": f.__name__}
+        if current_graph() is not None:
+            # in a graph function: one node, recorded (by tapes now, or when the graph runs) as this op
+            outs = run_tensors(_CUSTOM, tuple(inputs) + tuple(flat), {**attrs, "n_in": len(inputs)})
+            outs = [outs] if isinstance(outs, Tensor) else list(outs)
+            return _nest.pack_as(y, outs) if _nest.is_nested(y) else outs[0]
+        outs = [_alias(o) for o in flat]
         rec = _hooks.recorder
         if rec is not None and inputs:
             rec("custom_gradient", tuple(inputs), outs[0] if len(outs) == 1 and not _nest.is_nested(y)
@@ -189,9 +195,36 @@ def _takes_variables(fn) -> bool:
     return "variables" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
+def _custom_infer(*tensors, n_in, **_):
+    outs = tensors[n_in:]
+    if len(outs) == 1:
+        return outs[0]._shape, outs[0]._dtype
+    return [(o._shape, o._dtype) for o in outs]
+
+
+@primitive("custom_gradient", "IdentityN", infer=_custom_infer,
+           internal="a tf.custom_gradient call in a graph")
+def _CUSTOM(dev, *tensors, n_in, **_):
+    """A custom_gradient inside a graph function: its outputs are the function's (new tensor objects)."""
+    outs = tuple(_alias(t) for t in tensors[n_in:])
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _in_graph(grad_fn, env):
+    """``grad_fn`` for a graph that ran: its closure's symbolic tensors take the values they had in that run."""
+    def call(*dys, **kw):
+        from tapeflow.core.function import run_with_env
+
+        return run_with_env(lambda *d: grad_fn(*d, **kw), dys, env)
+    return call
+
+
 @defgrad("custom_gradient")
-def _custom_gradient_rule(g, ans, *inputs, grad_fn, n_args, positions, n_vars, variables, name):
+def _custom_gradient_rule(g, ans, *inputs, grad_fn, n_args, positions, n_vars, variables, name, n_in=None,
+                          _env=None):
     dys = g if isinstance(g, tuple) else (g,)
+    if _env is not None and current_graph() is None:
+        grad_fn = _in_graph(grad_fn, _env)
     if n_vars:
         res = grad_fn(*dys, variables=variables)
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
@@ -217,4 +250,6 @@ def _custom_gradient_rule(g, ans, *inputs, grad_fn, n_args, positions, n_vars, v
         out.append(None if gi is None else gi if isinstance(gi, Tensor) else convert_to_tensor(gi, t._dtype))
     for gi, t in zip(var_grads, inputs[len(positions):]):
         out.append(None if gi is None else gi if isinstance(gi, Tensor) else convert_to_tensor(gi, t._dtype))
+    if n_in is not None:  # the graph node's other inputs are the function's outputs: no gradient there
+        out += [None] * (len(inputs) - n_in)
     return tuple(out)

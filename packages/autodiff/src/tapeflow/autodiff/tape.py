@@ -267,7 +267,7 @@ class GradientTape:
                                 f"of them); got {_describe(t)}{_where(tensor, i)}")
 
     def _read(self, var):
-        t = var._value
+        t = var._tape_value()  # inside a graph function being traced: the graph's read of the variable
         k = id(t)
         if k not in self._tracked:
             self._tracked[k] = t
@@ -620,7 +620,7 @@ def _ones(t):
     hit = _ones_cache.get(key)
     if hit is None:
         hit = _core_ops.ones_like(t)
-        if t._size <= 4096:
+        if t._size <= 4096 and hit._h is not None:  # never a symbolic tensor of a graph being traced
             if len(_ones_cache) >= 256:
                 _ones_cache.clear()
             _ones_cache[key] = hit

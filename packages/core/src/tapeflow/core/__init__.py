@@ -13,6 +13,11 @@ from . import ops as _ops
 from .ops import *  # noqa: F401,F403
 from .ops import range_ as range  # noqa: F401,A001
 from .variables import IndexedSlices, Variable  # noqa: F401
+from . import nest  # noqa: F401
+from .tensor_spec import TensorSpec  # noqa: F401
+from .function import defun, function, init_scope  # noqa: F401
+from .module import Module  # noqa: F401
+from .printing import print_  # noqa: F401  (tf.print: the facade maps it, so no module's print is shadowed)
 
 bool = bool_  # noqa: A001  (tf.bool, as TensorFlow spells it)
 half, double = float16, float64
@@ -21,5 +26,6 @@ half, double = float16, float64
 # (the registry, hooks and module internals stay under tapeflow.core)
 __all__ = ["DType", "as_dtype", "bfloat16", "bool", "bool_", "double", "float16", "float32", "float64", "half",
            "int8", "int16", "int32", "int64", "uint8", "Tensor", "TensorShape", "constant", "convert_to_tensor",
-           "device", "list_devices", "IndexedSlices", "Variable", "range", "dtypes", "errors"] + [
+           "device", "list_devices", "IndexedSlices", "Variable", "range", "dtypes", "errors", "nest", "TensorSpec",
+           "function", "defun", "init_scope", "Module"] + [
     n for n in _ops.__all__ if n != "range_"]

@@ -20,6 +20,7 @@ known, its value is not) and appends a ``Node`` to the graph.  Graph functions a
 """
 from __future__ import annotations
 
+import sys
 import threading
 
 from . import devices as _device
@@ -28,6 +29,9 @@ from .dispatch import hooks, kernel_failed, to_tensor
 from .tensor import Tensor, make
 
 PRIMITIVES: dict = {}
+#: primitives that are not public ops (they appear in graphs only: variable reads and updates, tf.print,
+#: control flow, custom gradients) -> the reason, which tests/test_runner.py shows
+INTERNAL: dict = {}
 
 
 class Primitive:
@@ -39,11 +43,13 @@ class Primitive:
     ('reduce_sum', 'Sum')
     """
 
-    __slots__ = ("name", "tf_name", "impl", "infer", "dtypes", "mask", "same_dtype", "detail", "__weakref__")
+    __slots__ = ("name", "tf_name", "impl", "infer", "dtypes", "mask", "same_dtype", "detail", "stateful",
+                 "__weakref__")
 
-    def __init__(self, name, tf_name, impl, infer, dtypes, same_dtype, detail):
+    def __init__(self, name, tf_name, impl, infer, dtypes, same_dtype, detail, stateful=False):
         self.name, self.tf_name, self.impl, self.infer = name, tf_name, impl, infer
         self.dtypes, self.same_dtype, self.detail = dtypes, same_dtype, detail
+        self.stateful = stateful
         self.mask = 0
         for d in dtypes or ():
             self.mask |= 1 << d.code
@@ -55,14 +61,18 @@ class Primitive:
         return f"<primitive {self.name} ({self.tf_name})>"
 
 
-def primitive(name: str, tf_name: str, *, infer, dtypes=None, same_dtype: bool = False, detail=None):
+def primitive(name: str, tf_name: str, *, infer, dtypes=None, same_dtype: bool = False, detail=None,
+              stateful: bool = False, internal: str | None = None):
     """Declare the function below as primitive ``name``'s eager implementation.
 
     ``impl(dev, *inputs, **attrs)`` runs the kernels on device ``dev`` (inputs are already there)
     and returns a Tensor or a tuple of them. ``infer(*inputs, **attrs)`` returns ``(shape, dtype)``
     of the output, or a list of them for several, from the inputs' shapes and dtypes alone.
     ``dtypes`` are the dtypes the first input may have (every input's when ``same_dtype``);
-    ``detail(status, inputs, attrs)`` may return the message for a failed kernel.
+    ``detail(status, inputs, attrs)`` may return the message for a failed kernel.  A ``stateful``
+    primitive (random draws, variable updates, printing) runs on every call of a graph even when
+    nothing uses its output, and is never merged with another or computed ahead of time.  An
+    ``internal`` primitive is no public op of its own (say why): a graph's variable read, for instance.
 
     >>> import tapeflow as tf
     >>> from tapeflow.core.runner import primitive, run
@@ -77,7 +87,10 @@ def primitive(name: str, tf_name: str, *, infer, dtypes=None, same_dtype: bool =
     def deco(impl):
         if name in PRIMITIVES:
             raise ValueError(f"primitive {name!r} is declared twice")
-        p = PRIMITIVES[name] = Primitive(name, tf_name, impl, infer, dtypes and tuple(dtypes), same_dtype, detail)
+        p = PRIMITIVES[name] = Primitive(name, tf_name, impl, infer, dtypes and tuple(dtypes), same_dtype, detail,
+                                         stateful)
+        if internal:
+            INTERNAL[name] = internal
         return p
 
     return deco
@@ -100,12 +113,14 @@ def check(status: int, kernel: str):
 # ---- tracing -------------------------------------------------------------------------------
 
 class Node:
-    """One traced primitive: ``outputs = primitive(*inputs, **attrs)``."""
+    """One traced primitive: ``outputs = primitive(*inputs, **attrs)``, traced at ``where`` (the
+    user's ``file:line``: a graph's errors name it) on device ``dev``."""
 
-    __slots__ = ("prim", "inputs", "outputs", "attrs")
+    __slots__ = ("prim", "inputs", "outputs", "attrs", "where", "dev")
 
-    def __init__(self, prim, inputs, outputs, attrs):
+    def __init__(self, prim, inputs, outputs, attrs, where=None, dev=None):
         self.prim, self.inputs, self.outputs, self.attrs = prim, inputs, outputs, attrs
+        self.where, self.dev = where, dev
 
     def __repr__(self):
         outs = self.outputs if isinstance(self.outputs, tuple) else (self.outputs,)
@@ -113,10 +128,12 @@ class Node:
 
 
 class Graph:
-    """The nodes recorded while tracing, in order."""
+    """The nodes recorded while tracing, in order; ``reads`` maps each variable read while tracing
+    to the symbolic tensor of its latest read (or update), so later reads see updates in order."""
 
     def __init__(self):
         self.nodes: list = []
+        self.reads: dict = {}
 
     def add(self, node: Node):
         self.nodes.append(node)
@@ -124,6 +141,7 @@ class Graph:
 
 class _TraceState(threading.local):
     graph = None
+    outer = ()  # the graphs that init_scope left, innermost last
 
 
 _trace = _TraceState()
@@ -169,6 +187,49 @@ def current_graph():
     return _trace.graph if hooks.tracing else None
 
 
+class init_scope:
+    """Leave graph building for a while: ops inside run eagerly (and tapes do not record them),
+    as TensorFlow's ``tf.init_scope``: how layers create their weights on the first trace.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.runner import Graph, tracing, init_scope
+    >>> with tracing(Graph()):
+    ...     with init_scope():
+    ...         w = tf.ones([2])
+    >>> w.numpy().tolist()
+    [1.0, 1.0]
+    """
+
+    __slots__ = ("_prev", "_pause")
+
+    def __enter__(self):
+        self._prev = _trace.graph
+        if self._prev is not None:
+            _trace.outer = _trace.outer + (self._prev,)
+            _trace.graph = None
+        self._pause = hooks.paused()
+        self._pause.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._pause.__exit__(*exc)
+        if self._prev is not None:
+            _trace.graph = self._prev
+            _trace.outer = _trace.outer[:-1]
+        return False
+
+
+def user_frame():
+    """``file:line`` of the innermost frame outside tapeflow's modules (where a traced op was written)."""
+    f = sys._getframe(2)
+    while f is not None:
+        name = f.f_globals.get("__name__") or ""
+        if not name.startswith("tapeflow.") and not f.f_code.co_filename.startswith("<frozen"):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
 def symbolic(shape, dtype, dev) -> Tensor:
     """A tensor with a shape, dtype and device but no value (the output of a traced primitive)."""
     size = None
@@ -187,7 +248,7 @@ def trace_node(prim: Primitive, inputs: tuple, attrs, graph, dev=None):
         out = tuple(symbolic(s, d, dev) for s, d in spec)
     else:
         out = symbolic(spec[0], spec[1], dev)
-    graph.add(Node(prim, inputs, out, attrs))
+    graph.add(Node(prim, inputs, out, attrs, user_frame(), dev))
     return out
 
 
@@ -249,12 +310,12 @@ def run_tensors(prim: Primitive, ins: tuple, attrs=None):
     stack = _device._scope.stack
     if stack and stack[-1] is not None:
         dev = stack[-1]
-        ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+        ins = tuple(t if t._dev is dev or t._h is None else t.to(dev) for t in ins)
     elif ins:
         dev = ins[0]._dev
         for t in ins:
             if t._dev is not dev:
-                ins = tuple(t if t._dev is dev else t.to(dev) for t in ins)
+                ins = tuple(t if t._dev is dev or t._h is None else t.to(dev) for t in ins)
                 break
     else:
         dev = _device.default_device()

@@ -9,6 +9,7 @@ from . import dtypes as _dt
 from .dispatch import hooks, kernel_failed
 from .errors import InvalidArgumentError
 from .ops import _ew
+from .runner import _trace, primitive, run_tensors
 from .tensor import Tensor, convert_to_tensor, make, numpy_repr
 
 _uid = itertools.count()
@@ -35,6 +36,24 @@ class Variable:
     __hash__ = object.__hash__  # variables are hashable (by identity), unlike tensors
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+        graph = _trace.graph if hooks.tracing else None
+        if graph is not None:
+            if not getattr(graph, "allow_variables", True):
+                raise ValueError(f"tf.function '{graph.name}' creates a tf.Variable on a call after its first "
+                                 f"trace; tf.function only supports singleton tf.Variables created on the first "
+                                 f"call. Make sure the tf.Variable is only created once or created outside "
+                                 f"tf.function")
+            from .function import init_scope, lift
+
+            if callable(initial_value):
+                with init_scope():
+                    initial_value = initial_value()
+            if isinstance(initial_value, Tensor) and initial_value._h is None:
+                initial_value = lift(initial_value, graph)
+            with init_scope():
+                self.__init__(initial_value, trainable, name, dtype, shape)
+            graph.variables.append(self)
+            return
         if callable(initial_value):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value) if dtype is None or isinstance(initial_value, Tensor) \
@@ -57,6 +76,14 @@ class Variable:
 
     # -- tensor protocol ----------------------------------------------------
     def _as_tensor(self) -> Tensor:
+        if hooks.tracing and _trace.graph is not None:
+            return _traced_read(self, _trace.graph)
+        return self._value
+
+    def _tape_value(self) -> Tensor:
+        """The tensor a tape watches for this variable now (while tracing: the graph's latest read)."""
+        if hooks.tracing and _trace.graph is not None:
+            return _traced_read(self, _trace.graph)
         return self._value
 
     @property
@@ -90,6 +117,11 @@ class Variable:
 
     def read_value(self) -> Tensor:
         """The current value as a tensor (a read the tape can see)."""
+        if hooks.tracing and _trace.graph is not None:
+            t = _traced_read(self, _trace.graph)
+            if hooks.variable_read is not None:
+                hooks.variable_read(self)
+            return t
         if hooks.variable_read is not None:
             hooks.variable_read(self)
         return self._value
@@ -123,6 +155,8 @@ class Variable:
         >>> v.assign([3, 4], use_locking=True).numpy().tolist()
         [3, 4]
         """
+        if hooks.tracing and _trace.graph is not None:
+            return _traced_update(self, "assign", (value,), {}, read_value)
         x = self._value
         t = value if type(value) is Tensor and value._dtype is x._dtype and value._shape == x._shape and \
             value._dev is x._dev else self._coerce(value, "AssignVariableOp")
@@ -133,6 +167,8 @@ class Variable:
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         """``self = self + delta``, atomically (no concurrent update is lost).  Returns the variable."""
+        if hooks.tracing and _trace.graph is not None:
+            return _traced_update(self, "assign_add", (delta,), {}, read_value)
         x = self._value
         t = delta if type(delta) is Tensor and delta._dtype is x._dtype and delta._shape == x._shape and \
             delta._dev is x._dev else self._coerce(delta, "AssignAddVariableOp")
@@ -152,6 +188,8 @@ class Variable:
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         """``self = self - delta``, atomically.  Returns the variable."""
+        if hooks.tracing and _trace.graph is not None:
+            return _traced_update(self, "assign_sub", (delta,), {}, read_value)
         x = self._value
         t = delta if type(delta) is Tensor and delta._dtype is x._dtype and delta._shape == x._shape and \
             delta._dev is x._dev else self._coerce(delta, "AssignSubVariableOp")
@@ -172,6 +210,9 @@ class Variable:
     # -- sparse updates (atomic like the dense ones) ------------------------------------------
     def _scatter_nd(self, indices, updates, mode, op):
         from .dispatch import to_tensor
+
+        if hooks.tracing and _trace.graph is not None:
+            return _traced_update(self, "_scatter_nd", (indices, updates), {"mode": mode, "op": op}, True)
         from .ops import array_ops
 
         u = updates if type(updates) is Tensor else to_tensor(updates, op, self._value._dtype)
@@ -296,6 +337,62 @@ class Variable:
 
     def __deepcopy__(self, memo):
         return Variable(self._value, trainable=self.trainable, name=self._name)
+
+
+# ---- variables in graph functions ------------------------------------------------------------------
+
+@primitive("read_variable", "ReadVariableOp", infer=lambda *, var: (var._value._shape, var._value._dtype),
+           internal="a variable read in a graph (gradients go to the variable)")
+def _READ(dev, *, var):
+    if hooks.variable_read is not None:
+        hooks.variable_read(var)
+    return var._value
+
+
+def _update_infer(*values, var, method, kwargs):
+    return var._value._shape, var._value._dtype
+
+
+@primitive("variable_update", "AssignVariableOp", infer=_update_infer, stateful=True,
+           internal="a variable update in a graph (Variable.assign* traced)")
+def _UPDATE(dev, *values, var, method, kwargs):
+    getattr(var, method)(*values, **kwargs)
+    return var._value
+
+
+def _traced_read(var, graph) -> Tensor:
+    t = graph.reads.get(var)
+    if t is None:
+        t = graph.reads[var] = run_tensors(_READ, (), {"var": var})
+    return t
+
+
+def _traced_update(var, method, args, kwargs, read_value):
+    """A variable update inside a graph function: a node that updates the variable each time the graph
+    runs, in program order (later reads in the graph see it)."""
+    from .dispatch import to_tensor
+
+    graph = _trace.graph
+    vals = []
+    for a in args:
+        if isinstance(a, IndexedSlices):
+            raise TypeError(f"{method} of a tf.IndexedSlices inside a tf.function is not supported: pass "
+                            f"tf.scatter_nd_* the indices and values as tensors")
+        t = a if type(a) is Tensor else to_tensor(a, "AssignVariableOp", var._value._dtype
+                                                  if not (isinstance(a, Tensor) or hasattr(a, "_as_tensor")) else None)
+        vals.append(t)
+    if method.startswith("assign"):
+        t = vals[0]
+        if t._dtype is not var._value._dtype:
+            raise InvalidArgumentError(f"cannot assign a {t._dtype.name} value to a {var._value._dtype.name} "
+                                       f"variable {var._name!r}", "AssignVariableOp")
+        if len(t._shape) != len(var._value._shape) or any(
+                a is not None and a != b for a, b in zip(t._shape, var._value._shape)):
+            raise InvalidArgumentError(f"cannot assign a value of shape {tuple(t._shape)} to variable "
+                                       f"{var._name!r} of shape {tuple(var._value._shape)}", "AssignVariableOp")
+    graph.reads.pop(var, None)
+    run_tensors(_UPDATE, tuple(vals), {"var": var, "method": method, "kwargs": kwargs})
+    return var if read_value else None
 
 
 class IndexedSlices:

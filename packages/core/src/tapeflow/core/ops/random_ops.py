@@ -28,13 +28,12 @@ from ..dispatch import (
     dtype_arg,
     int_arg,
     int_list,
-    kernel_failed,
     register,
     static_value,
     to_tensor,
 )
 from ..errors import InvalidArgumentError
-from ..runner import check, primitive, run
+from ..runner import check, current_graph, primitive, run
 from .math_ops import _cast_raw
 from ..tensor import Tensor
 
@@ -109,6 +108,36 @@ class _SeedState:
 
 
 STATE = _SeedState()
+
+
+class LateStream:
+    """The Philox stream of a stateful random op in a graph being traced: the graph draws a fresh
+    ``(key, stream)`` each time it runs (``late_attrs``), so every call gives new numbers, and the op
+    seed is fixed when traced (TensorFlow's rule: the n-th random op of the program keeps its seed)."""
+
+    __slots__ = ("seed",)
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def late_attrs(self) -> dict:
+        key, stream = STATE.next_stream(self.seed)
+        return {"key": key, "stream": stream}
+
+    def __repr__(self):
+        return f"LateStream(seed={self.seed})"
+
+
+def next_stream(seed):
+    """``(key, stream)`` for one stateful random op: numbers now, or a LateStream while tracing."""
+    if current_graph() is None:
+        return STATE.next_stream(seed)
+    with STATE.lock:
+        if seed is None and STATE.global_seed is not None:
+            seed = STATE.op_counter
+            STATE.op_counter += 1
+    late = LateStream(seed)
+    return late, late
 
 
 # ---- argument handling ----------------------------------------------------
@@ -312,18 +341,18 @@ def truncated_normal_from(shape, mean, stddev, dtype, key, stream, op, dev=None,
 
 def dropout_mask(shape, dtype, rate: float, seed, op="Dropout", dev=None) -> Tensor:
     """A tensor of 0 (dropped, with probability ``rate``) and 1 / (1 - rate) (kept)."""
-    key, stream = STATE.next_stream(seed)
-    dev = _device_for(dev)
+    key, stream = next_stream(seed)
+    return _run_on(_DROPOUT_MASK, (), {"shape": tuple(shape), "dtype": dtype, "rate": rate, "key": key,
+                                       "stream": stream}, dev)
+
+
+@primitive("dropout_mask", "DropoutMask", infer=lambda *, shape, dtype, **_: (shape, dtype), stateful=True,
+           internal="the random mask of tf.nn.dropout (its gradient is the dropout's)")
+def _DROPOUT_MASK(dev, *, shape, dtype, rate, key, stream):
     compute = dtype if dtype in _F else _dt.float32
     out = alloc(shape, compute, dev)
-    st = dev.backend.random_dropout_mask(compute.code, out._h, out._size, key, stream, rate)
-    if st:
-        kernel_failed(st, "random_dropout_mask", op)
-    if compute is not dtype:
-        from .math_ops import cast
-
-        out = cast(out, dtype)
-    return out
+    check(dev.backend.random_dropout_mask(compute.code, out._h, out._size, key, stream, rate), "random_dropout_mask")
+    return out if compute is dtype else _cast_raw(out, dtype)
 
 
 # ---- stateful ops ------------------------------------------------------------
@@ -346,7 +375,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, n
     op = "RandomUniformInt" if _is_int(dtype) else "RandomUniform"
     if seed is not None:
         seed = _seed_int(seed, op)
-    key, stream = STATE.next_stream(seed)
+    key, stream = next_stream(seed)
     return uniform_from(shape, minval, maxval, dtype, key, stream, op)
 
 
@@ -371,7 +400,7 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, nam
     """
     if seed is not None:
         seed = _seed_int(seed, "RandomStandardNormal")
-    key, stream = STATE.next_stream(seed)
+    key, stream = next_stream(seed)
     return normal_from(shape, mean, stddev, dtype, key, stream, "RandomStandardNormal")
 
 
@@ -386,7 +415,7 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, 
     """
     if seed is not None:
         seed = _seed_int(seed, "TruncatedNormal")
-    key, stream = STATE.next_stream(seed)
+    key, stream = next_stream(seed)
     return truncated_normal_from(shape, mean, stddev, dtype, key, stream, "TruncatedNormal")
 
 
@@ -419,7 +448,7 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
         raise InvalidArgumentError("logits has 0 classes; need at least one", op)
     if seed is not None:
         seed = _seed_int(seed, op)
-    key, stream = STATE.next_stream(seed)
+    key, stream = next_stream(seed)
     return run(_CATEGORICAL, (x,), {"num_samples": n, "dtype": out_dt, "key": key, "stream": stream})
 
 
@@ -455,7 +484,7 @@ def random_shuffle(value, seed=None, name=None):
     x = value if type(value) is Tensor else to_tensor(value, op)
     if seed is not None:
         seed = _seed_int(seed, op)
-    key, stream = STATE.next_stream(seed)
+    key, stream = next_stream(seed)
     if not x._shape:
         return x
     return run(_SHUFFLE, (x,), {"key": key, "stream": stream})
@@ -469,6 +498,11 @@ def _SHUFFLE(dev, x, *, key, stream):
     perm = alloc((n,), _dt.int64, dev)
     check(dev.backend.random_shuffle(row, n, x._h, out._h, perm._h, key, stream), "random_shuffle")
     return out
+
+
+for _p in (_RANDOM_UNIFORM, _RANDOM_NORMAL, _TRUNCATED_NORMAL, _CATEGORICAL, _SHUFFLE):
+    _p.stateful = True  # a draw: runs on every call of a graph, never merged or folded
+del _p
 
 
 # ---- stateless ops -------------------------------------------------------------

@@ -1,0 +1,957 @@
+"""Graph functions: ``tf.function`` traces a Python function into a graph of primitives, then runs the graph.
+
+Tracing runs the Python function once per input signature under ``runner.tracing``: every primitive
+returns a symbolic tensor (shape and dtype known, value not) and appends a node.  Tensors are keyed by
+dtype, shape and device; Python values by value; lists, tuples, dicts and namedtuples by structure;
+variables by identity (read at call time through ``read_variable`` nodes, never baked in).
+
+A call looks its arguments' key up, and runs the concrete function's *plan*: the graph's nodes after
+dead-node pruning (stateful nodes always stay), each a direct call of the primitive's implementation
+over a flat list of slots.  When a tape records on the calling thread, each node is reported to it as
+eager ops are, so gradients (of any order) flow through a call.
+
+>>> import tapeflow as tf
+>>> @tf.function
+... def f(x):
+...     return tf.reduce_sum(x * x)
+>>> print(f(tf.constant([1.0, 2.0])))
+Tensor(5.0, shape=(), dtype=float32)
+>>> f.experimental_get_tracing_count()
+1
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import threading
+import types
+import warnings
+
+import numpy as np
+
+from . import devices as _device
+from . import errors
+from . import nest
+from .dispatch import hooks
+from .runner import Graph, KernelStatus, _trace, fail, init_scope, symbolic, tracing
+from .tensor import Tensor, convert_to_tensor
+from .tensor_spec import TensorSpec, relax
+
+__all__ = ["function", "defun", "Function", "ConcreteFunction", "FuncGraph", "init_scope", "TensorSpec",
+           "RetracingWarning"]
+
+_names = itertools.count()
+
+
+class RetracingWarning(UserWarning):
+    """A tf.function traced again and again (each call with a new shape or Python value)."""
+
+
+# ---- graphs ------------------------------------------------------------------------------------
+
+class FuncGraph(Graph):
+    """A traced graph: ``nodes`` in order, ``inputs`` (placeholders), ``outputs`` (flat) and
+    ``structured_outputs``.  Printing it lists its ops with shapes and dtypes.
+
+    >>> import tapeflow as tf
+    >>> f = tf.function(lambda x: tf.nn.relu(x) + 1.0)
+    >>> print(f.get_concrete_function(tf.TensorSpec([None, 2])).graph)
+    graph <lambda>(x: float32[?,2]) -> float32[?,2]
+      %0 = relu(%x)  float32[?,2]
+      %1 = add(%0, const float32[])  float32[?,2]
+    """
+
+    def __init__(self, name, allow_variables=True, parent=None):
+        super().__init__()
+        self.name = name
+        self.inputs: list = []
+        self.input_names: list = []
+        self.outputs: list = []
+        self.structured_outputs = None
+        self.variables: list = []  # created while tracing
+        self.allow_variables = allow_variables
+        self.parent = parent
+        self.lifted: dict = {}  # id(symbolic) -> concrete value computed once while tracing (initializers)
+
+    def captured_variables(self) -> list:
+        """The variables the graph reads or updates, in first-use order."""
+        seen = {}
+        for n in self.nodes:
+            v = n.attrs.get("var") if n.attrs else None
+            if v is not None:
+                seen.setdefault(id(v), v)
+            for sub in _subgraphs(n):
+                for v in sub.captured_variables():
+                    seen.setdefault(id(v), v)
+        return list(seen.values())
+
+    def __str__(self):
+        names: dict = {}
+        for i, (t, n) in enumerate(zip(self.inputs, self.input_names)):
+            names[id(t)] = f"%{n}"
+        lines = []
+        counter = itertools.count()
+
+        def ref(t):
+            if id(t) in names:
+                return names[id(t)]
+            if t._h is not None:
+                return f"const {_ty(t)}"
+            return f"%outer:{_ty(t)}"
+
+        for node in self.nodes:
+            outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
+            labels = []
+            for o in outs:
+                names[id(o)] = lab = f"%{next(counter)}"
+                labels.append(lab)
+            attrs = ""
+            if node.attrs and "var" in node.attrs:
+                attrs = f"[{node.attrs['var'].name}]"
+            lhs = (", ".join(labels) + " = ") if labels else ""
+            types_ = "  " + ", ".join(_ty(o) for o in outs) if outs else ""
+            lines.append(f"  {lhs}{node.prim.name}{attrs}({', '.join(ref(t) for t in node.inputs)}){types_}")
+        ins = ", ".join(f"{n}: {_ty(t)}" for t, n in zip(self.inputs, self.input_names))
+        outs = ", ".join(_ty(t) if isinstance(t, Tensor) else repr(t) for t in self.outputs)
+        return "\n".join([f"graph {self.name}({ins}) -> {outs or '()'}"] + lines)
+
+
+def _ty(t) -> str:
+    return f"{t._dtype.name}[{','.join('?' if d is None else str(d) for d in t._shape)}]"
+
+
+def _subgraphs(node):
+    subs = node.attrs.get("_graphs") if node.attrs else None
+    return subs or ()
+
+
+def _stateful(node) -> bool:
+    if getattr(node.prim, "stateful", False):
+        return True
+    return any(_has_state(g) for g in _subgraphs(node))
+
+
+def _has_state(graph) -> bool:
+    return any(_stateful(n) for n in graph.nodes)
+
+
+# ---- the executor --------------------------------------------------------------------------------
+
+class Plan:
+    """A graph compiled for running: pruned nodes over numbered slots.
+
+    Slots: the inputs first, then ``captures`` (symbolic tensors of an enclosing graph the nodes use:
+    the caller passes their values after the inputs), then constants, then intermediates.
+    """
+
+    __slots__ = ("steps", "template", "n_args", "outs", "captures", "name", "slot")
+
+    def __init__(self, graph, inputs, outputs, name="graph", keep_stateful=True):
+        self.name = name
+        lifted = _lifted_of(graph)
+        needed = {id(t) for t in outputs if isinstance(t, Tensor)}
+        keep = []
+        for node in reversed(graph.nodes):
+            outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
+            if (keep_stateful and _stateful(node)) or any(id(o) in needed for o in outs):
+                keep.append(node)
+                for t in node.inputs:
+                    needed.add(id(t))
+        keep.reverse()
+        slot: dict = {}
+        for t in inputs:
+            slot[id(t)] = len(slot)
+        produced = set()
+        for node in keep:
+            outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
+            produced.update(id(o) for o in outs)
+        captures, consts = [], []
+
+        def external(t):
+            k = id(t)
+            if k in slot or k in produced:
+                return
+            if t._h is None and k not in lifted:
+                slot[k] = None
+                captures.append(t)
+            else:
+                slot[k] = None
+                consts.append(lifted.get(k, t) if t._h is None else t)
+                consts[-1] = (k, consts[-1])
+
+        for node in keep:
+            for t in node.inputs:
+                external(t)
+        for t in outputs:
+            if isinstance(t, Tensor):
+                external(t)
+        n = len(inputs)
+        for t in captures:
+            slot[id(t)] = n
+            n += 1
+        self.n_args = n
+        template: list = [None] * n
+        for k, v in consts:
+            slot[k] = len(template)
+            template.append(v)
+        steps = []
+        for node in keep:
+            outs = node.outputs
+            if isinstance(outs, tuple):
+                out = []
+                for o in outs:
+                    slot[id(o)] = len(template)
+                    template.append(None)
+                    out.append(slot[id(o)])
+                out = tuple(out)
+            else:
+                slot[id(outs)] = out = len(template)
+                template.append(None)
+            attrs = node.attrs or None
+            late = _late_of(attrs) if attrs else None
+            steps.append((node.prim.impl, node.dev, tuple(slot[id(t)] for t in node.inputs), out, attrs, late, node))
+        self.steps = tuple(steps)
+        self.template = template
+        self.outs = tuple(slot[id(t)] if isinstance(t, Tensor) else None for t in outputs)
+        self.captures = captures
+        self.slot = slot
+
+    def run(self, args, fname=None):
+        """Run on ``args`` (inputs then captures' values); returns the flat outputs."""
+        env = self.template.copy()
+        env[:len(args)] = args
+        rec = hooks.recorder
+        for impl, dev, ins, out, attrs, late, node in self.steps:
+            vals = [env[i] for i in ins]
+            for j, v in enumerate(vals):
+                if v._dev is not dev:
+                    vals[j] = v.to(dev)
+            if late is not None:
+                attrs = {**attrs, **late()}
+            try:
+                r = impl(dev, *vals, **attrs) if attrs else impl(dev, *vals)
+            except KernelStatus as e:
+                try:
+                    fail(node.prim, e, tuple(vals), attrs)
+                except errors.OpError as oe:
+                    raise _located(oe, node, fname or self.name) from None
+            except errors.OpError as e:
+                raise _located(e, node, fname or self.name) from None
+            except Exception as e:
+                e.add_note(_where(node, fname or self.name))
+                raise
+            if type(out) is int:
+                env[out] = r
+            else:
+                for i, o in zip(out, r):
+                    env[i] = o
+            if rec is not None:
+                if node.prim.name in ENV_PRIMITIVES:
+                    attrs = {**(attrs or {}), "_env": _Env(env, self.slot)}
+                rec(node.prim.name, tuple(vals), r, attrs)
+        return [env[i] if i is not None else None for i in self.outs]
+
+
+#: primitives whose gradient rule needs the values the graph computed (their attrs get ``_env`` when recorded)
+ENV_PRIMITIVES = {"custom_gradient"}
+
+
+class _Env:
+    """The values of one run of a graph, by the symbolic tensor they stand for."""
+
+    __slots__ = ("env", "slot")
+
+    def __init__(self, env, slot):
+        self.env, self.slot = env, slot
+
+    def get(self, t):
+        i = self.slot.get(id(t))
+        return None if i is None else self.env[i]
+
+
+def run_with_env(fn, args, env: _Env):
+    """Run ``fn(*args)`` (tensors) as a traced graph whose free symbolic tensors take their values from
+    ``env`` (a graph run): how a gradient function written while tracing runs after the graph did."""
+    fg = FuncGraph(getattr(fn, "__name__", "grad"))
+    phs = [symbolic(a._shape, a._dtype, a._dev) for a in args]
+    with tracing(fg):
+        out = fn(*phs)
+    flat = nest.flatten(out)
+    outs = [x for x in flat if isinstance(x, Tensor)]
+    plan = Plan(fg, phs, outs, fg.name)
+    vals = []
+    for t in plan.captures:
+        v = env.get(t)
+        if v is None:
+            raise ValueError(f"{fg.name}: uses a symbolic tensor that the graph it belongs to did not compute")
+        vals.append(v)
+    res = iter(plan.run(list(args) + vals, fg.name))
+    return nest.pack_sequence_as(out, [next(res) if isinstance(x, Tensor) else x for x in flat]) \
+        if nest.is_nested(out) else (next(res) if isinstance(out, Tensor) else out)
+
+
+def _late_of(attrs):
+    """A function giving the attributes a node recomputes each run (a random op's stream), or None."""
+    objs = []
+    for v in attrs.values():
+        if hasattr(v, "late_attrs") and all(v is not o for o in objs):
+            objs.append(v)
+    if not objs:
+        return None
+    if len(objs) == 1:
+        return objs[0].late_attrs
+
+    def late():
+        out = {}
+        for o in objs:
+            out.update(o.late_attrs())
+        return out
+    return late
+
+
+def _lifted_of(graph):
+    lifted = {}
+    g = graph
+    while g is not None:
+        lifted.update(getattr(g, "lifted", {}))
+        g = getattr(g, "parent", None)
+    return lifted
+
+
+def _where(node, fname) -> str:
+    at = f", created at {node.where}" if node.where else ""
+    return f"raised by op {node.prim.tf_name} ({node.prim.name}) in graph function '{fname}'{at}"
+
+
+def _located(e, node, fname):
+    """``e`` again, its message naming the graph node (op and the user's source line) that raised it."""
+    new = type(e)(f"{e.message}\n  {_where(node, fname)}", e.op)
+    return new
+
+
+# ---- variables inside graphs ---------------------------------------------------------------------
+
+def lift(t: Tensor, graph) -> Tensor:
+    """The value of symbolic ``t`` computed now, when it depends on no input of ``graph`` and no variable
+    (the initial value of a variable created while tracing).  The nodes it needed run once, here, and
+    leave the graph: later uses of their outputs see these values (an initializer's random draw is not
+    repeated on every call)."""
+    probe = Plan(graph, [], [t], graph.name, keep_stateful=False)
+    nodes = [s[6] for s in probe.steps]
+    if probe.captures or any(n.prim.name == "read_variable" for n in nodes):
+        raise ValueError(f"tf.function '{graph.name}' creates a variable whose initial value depends on the "
+                         f"function's inputs or on other variables; create the variable outside the function, "
+                         f"or give an initial value that does not depend on them (a constant, or a callable "
+                         f"initializer: it runs under tf.init_scope())")
+    outs = [o for n in nodes for o in (n.outputs if isinstance(n.outputs, tuple) else (n.outputs,))]
+    plan = Plan(graph, [], outs, graph.name, keep_stateful=False)
+    with init_scope():
+        vals = plan.run([], graph.name)
+    graph.lifted.update(zip(map(id, outs), vals))
+    used = set(map(id, nodes))
+    graph.nodes = [n for n in graph.nodes if id(n) not in used]
+    return graph.lifted[id(t)]
+
+
+# ---- signatures --------------------------------------------------------------------------------
+
+_SCALARS = (int, float, bool, str, bytes, complex, type(None))
+
+
+def _is_namedtuple(x) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _encode(x, leaves: list, held: list):
+    """The part of the cache key for argument ``x``; its tensors (and specs) go to ``leaves``."""
+    tx = type(x)
+    if tx is Tensor:
+        leaves.append(x)
+        return (x._dtype, x._shape, x._dev)
+    if tx in _SCALARS:
+        return (tx, x)
+    if tx is tuple or tx is list:
+        return (tx, tuple([_encode(c, leaves, held) for c in x]))
+    if tx is dict:
+        try:
+            keys = sorted(x)
+        except TypeError:
+            raise TypeError(f"tf.function arguments: dict keys must be sortable, got {list(x)!r}") from None
+        return (dict, tuple((k, _encode(x[k], leaves, held)) for k in keys))
+    if isinstance(x, Tensor):
+        leaves.append(x)
+        return (x._dtype, x._shape, x._dev)
+    if hasattr(x, "_as_tensor") and hasattr(x, "assign"):  # a Variable: by identity, read at call time
+        held.append(x)
+        return ("variable", id(x))
+    if isinstance(x, TensorSpec):
+        leaves.append(x)
+        return (x.dtype, tuple(x.shape), None)
+    if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+        t = convert_to_tensor(x)
+        leaves.append(t)
+        return (t._dtype, t._shape, t._dev)
+    if _is_namedtuple(x):
+        return (tx, tuple(_encode(c, leaves, held) for c in x))
+    if isinstance(x, (tuple, list)):
+        return (tx, tuple(_encode(c, leaves, held) for c in x))
+    if isinstance(x, dict):
+        return (tx, tuple((k, _encode(x[k], leaves, held)) for k in sorted(x)))
+    try:
+        hash(x)
+    except TypeError:
+        held.append(x)
+        return ("object", id(x))
+    held.append(x)  # hashable objects (by equality, as TensorFlow): kept alive with the trace
+    return ("value", tx, x)
+
+
+def _replace(x, it):
+    """``x`` with its tensor leaves (in ``_encode``'s order) replaced from iterator ``it``."""
+    tx = type(x)
+    if tx is Tensor or isinstance(x, (Tensor, TensorSpec, np.ndarray, np.generic)):
+        return next(it)
+    if tx in _SCALARS:
+        return x
+    if tx is tuple or tx is list:
+        return tx(_replace(c, it) for c in x)
+    if tx is dict:
+        return _replace_dict(x, it)
+    if hasattr(x, "_as_tensor") and hasattr(x, "assign"):
+        return x
+    if _is_namedtuple(x):
+        return tx(*(_replace(c, it) for c in x))
+    if isinstance(x, (tuple, list)):
+        return tx(_replace(c, it) for c in x)
+    if isinstance(x, dict):
+        return _replace_dict(x, it)
+    return x
+
+
+def _replace_dict(x, it):
+    made = {k: _replace(x[k], it) for k in sorted(x)}
+    out = {k: made[k] for k in x}
+    return out if type(x) is dict else type(x)(out)
+
+
+def _relaxed_key(key):
+    """``key`` with tensors' shapes reduced to their rank (reduce_retracing)."""
+    if type(key) is tuple and len(key) == 3 and isinstance(key[1], tuple) and hasattr(key[0], "is_floating"):
+        return (key[0], len(key[1]), key[2])
+    if type(key) is tuple:
+        return tuple(_relaxed_key(k) for k in key)
+    return key
+
+
+def _describe_key(k) -> str:
+    if type(k) is tuple and len(k) == 3 and hasattr(k[0], "is_floating"):
+        return f"{k[0].name} tensor of shape {tuple(k[1])}"
+    if type(k) is tuple and k and k[0] in ("variable", "object"):
+        return f"{k[0]} #{k[1]}"
+    if type(k) is tuple and len(k) == 2 and k[0] in _SCALARS:
+        return f"Python {k[0].__name__} {k[1]!r}"
+    if type(k) is tuple and len(k) == 3 and k[0] == "value":
+        return f"Python value {k[2]!r}"
+    return "a structure " + repr(k)[:60]
+
+
+# ---- concrete functions -------------------------------------------------------------------------------
+
+class ConcreteFunction:
+    """One trace of a ``tf.function``: its graph and how to call it.
+
+    >>> import tapeflow as tf
+    >>> f = tf.function(lambda x: x * 2.0)
+    >>> cf = f.get_concrete_function(tf.TensorSpec([None], tf.float32))
+    >>> cf(tf.constant([1.0, 2.0])).numpy().tolist()
+    [2.0, 4.0]
+    >>> cf.structured_input_signature
+    ((TensorSpec(shape=(None,), dtype=tf.float32, name='x'),), {})
+    """
+
+    def __init__(self, graph: FuncGraph, args_structure, kwargs_structure, specs, function=None):
+        self.graph = graph
+        self._args, self._kwargs = args_structure, kwargs_structure
+        self._specs = specs  # the flat input specs (TensorSpec), in the order of graph.inputs
+        self._function = function
+        self._plan = Plan(graph, graph.inputs, graph.outputs, graph.name)
+        if self._plan.captures:
+            raise ValueError(f"tf.function '{graph.name}' uses a symbolic tensor of another graph (a tensor "
+                             f"created while tracing a different function, kept in a Python variable); pass it "
+                             f"as an argument instead")
+        self._single = _single_output(graph)
+
+    @property
+    def name(self):
+        return self.graph.name
+
+    @property
+    def inputs(self) -> list:
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self) -> list:
+        return [t for t in self.graph.outputs if isinstance(t, Tensor)]
+
+    @property
+    def structured_outputs(self):
+        return self.graph.structured_outputs
+
+    @property
+    def structured_input_signature(self):
+        it = iter(self._specs)
+        return _replace(self._args, it), _replace(self._kwargs, it)
+
+    @property
+    def variables(self) -> tuple:
+        return tuple(self.graph.captured_variables())
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(v for v in self.graph.captured_variables() if v.trainable)
+
+    def __call__(self, *args, **kwargs):
+        leaves: list = []
+        _encode((args, kwargs), leaves, [])
+        if len(leaves) != len(self._specs):
+            raise TypeError(f"concrete function '{self.name}' takes {len(self._specs)} tensor inputs "
+                            f"{self._specs}, got {len(leaves)}")
+        flat = []
+        for t, spec in zip(leaves, self._specs):
+            if not isinstance(t, Tensor):
+                t = convert_to_tensor(t, spec.dtype)
+            if not spec.is_compatible_with(t):
+                raise TypeError(f"concrete function '{self.name}': input {spec.name or ''} of dtype "
+                                f"{t.dtype.name} and shape {tuple(t.shape)} does not match {spec!r}")
+            flat.append(t)
+        return self._call_flat(flat)
+
+    def _call_flat(self, flat):
+        outs = self._plan.run(flat, self.graph.name)
+        if self._single is not None:
+            return outs[0]
+        return _pack_outputs(self.graph, outs)
+
+    def pretty_printed_signature(self, verbose=True) -> str:
+        """``name(args)`` with each argument's type, then the output's.
+
+        >>> import tapeflow as tf
+        >>> f = tf.function(lambda x: x + 1)
+        >>> print(f.get_concrete_function(tf.TensorSpec([2], tf.int32)).pretty_printed_signature())
+        Input Parameters:
+          x: TensorSpec(shape=(2,), dtype=tf.int32, name='x')
+        Output Type:
+          TensorSpec(shape=(2,), dtype=tf.int32, name=None)
+        """
+        args, kwargs = self.structured_input_signature
+        names = self.graph.input_names
+        lines = ["Input Parameters:"]
+        params = _param_names(self._function) if self._function is not None else []
+        for i, a in enumerate(args):
+            lines.append(f"  {params[i] if i < len(params) else f'arg{i}'}: {_spec_repr(a)}")
+        for k, v in kwargs.items():
+            lines.append(f"  {k}: {_spec_repr(v)}")
+        del names
+        lines.append("Output Type:")
+        lines.append(f"  {_spec_repr(nest.map_structure(_out_spec, self.graph.structured_outputs))}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self.name}({', '.join(map(repr, self._specs))})>"
+
+
+def _out_spec(x):
+    return TensorSpec(tuple(x._shape), x._dtype) if isinstance(x, Tensor) else x
+
+
+def _spec_repr(x) -> str:
+    return repr(x)
+
+
+def _single_output(graph):
+    so = graph.structured_outputs
+    return so if isinstance(so, Tensor) else None
+
+
+class _Slot:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+def _pack_outputs(graph, outs):
+    so = graph.structured_outputs
+    flat = nest.flatten(so)
+    vals = [outs[x.i] if type(x) is _Slot else x for x in flat]
+    return nest.pack_sequence_as(so, vals) if nest.is_nested(so) else vals[0]
+
+
+def _param_names(fn) -> list:
+    try:
+        return [p.name for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+
+
+# ---- tf.function -------------------------------------------------------------------------------------
+
+_RETRACE_WINDOW = 5
+
+
+class Function:
+    """A Python function that runs as a traced graph (``tf.function``'s result).
+
+    >>> import tapeflow as tf
+    >>> v = tf.Variable(1.0)
+    >>> @tf.function
+    ... def step(x):
+    ...     v.assign_add(x)
+    ...     return v.read_value()
+    >>> step(tf.constant(2.0)).numpy(), step(tf.constant(3.0)).numpy(), v.numpy()
+    (np.float32(3.0), np.float32(6.0), np.float32(6.0))
+    """
+
+    def __init__(self, python_function, name=None, input_signature=None, autograph=True, jit_compile=None,
+                 reduce_retracing=False):
+        if not callable(python_function):
+            raise TypeError(f"tf.function needs a callable, got {type(python_function).__name__}")
+        self._python_function = python_function
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._autograph = bool(autograph)
+        self._jit_compile = jit_compile
+        self._reduce_retracing = bool(reduce_retracing)
+        self._signature = None
+        if input_signature is not None:
+            if not isinstance(input_signature, (list, tuple)):
+                raise TypeError(f"input_signature must be a list or tuple of tf.TensorSpec, got "
+                                f"{type(input_signature).__name__}")
+            for s in nest.flatten(list(input_signature)):
+                if not isinstance(s, TensorSpec):
+                    raise TypeError(f"input_signature may only contain tf.TensorSpec objects, got {s!r}")
+            self._signature = tuple(input_signature)
+        self._cache: dict = {}
+        self._relaxed: dict = {}
+        self._held: dict = {}
+        self._lock = threading.RLock()
+        self._traces = 0
+        self._recent: list = []
+        self._last_key = None
+        self._converted = None
+        self._variables_created = False
+        self._warned = False
+        functools.update_wrapper(self, python_function, updated=())
+
+    # -- properties TensorFlow has
+    @property
+    def python_function(self):
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return self._signature
+
+    @property
+    def function_spec(self):
+        return self._signature
+
+    def experimental_get_tracing_count(self) -> int:
+        """How many times this function has been traced (one per new input signature)."""
+        return self._traces
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        key = f"__tf_function_{id(self)}"
+        d = getattr(instance, "__dict__", None)
+        if d is None:
+            return Function(types.MethodType(self._python_function, instance), self._name, self._signature,
+                            self._autograph, self._jit_compile, self._reduce_retracing)
+        bound = d.get(key)
+        if bound is None:
+            sig = self._signature
+            bound = Function(types.MethodType(self._python_function, instance), self._name, sig,
+                             self._autograph, self._jit_compile, self._reduce_retracing)
+            d[key] = bound
+        return bound
+
+    def __repr__(self):
+        return f"<tapeflow.function {self._name}>"
+
+    # -- calling
+    def __call__(self, *args, **kwargs):
+        if _trace.graph is not None and hooks.tracing:
+            # called while another function is traced: its ops join that graph
+            return self._traced_callable()(*args, **kwargs)
+        cf, flat = self._concrete(args, kwargs, run=True)
+        return cf._call_flat(flat)
+
+    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+        """The concrete function for these arguments (tensors, ``tf.TensorSpec``, Python values),
+        tracing it if needed; with an ``input_signature``, no arguments are needed.
+
+        >>> import tapeflow as tf
+        >>> f = tf.function(lambda x: x + 1.0, input_signature=[tf.TensorSpec([None])])
+        >>> f.get_concrete_function().graph.inputs[0].shape
+        TensorShape([None])
+        """
+        if self._signature is not None and not args and not kwargs:
+            args = self._signature
+        return self._concrete(args, kwargs, run=False)[0]
+
+    def pretty_printed_concrete_signatures(self, verbose=True) -> str:
+        """Every concrete function traced so far, with its signature (what to read when it retraces)."""
+        out = []
+        for cf in self._concretes():
+            out.append(f"{self._name}({', '.join(_param_names(self._python_function)) })\n" +
+                       "\n".join("  " + line for line in cf.pretty_printed_signature().splitlines()))
+        return "\n\n".join(out)
+
+    def _concretes(self):
+        seen = []
+        for cf in list(self._cache.values()) + list(self._relaxed.values()):
+            if all(cf is not c for c in seen):
+                seen.append(cf)
+        return seen
+
+    def _traced_callable(self):
+        if self._converted is None:
+            fn = self._python_function
+            if self._autograph:
+                try:
+                    from . import autograph as _ag
+                except ImportError:  # AutoGraph not present: plain Python tracing
+                    _ag = None
+                convert = getattr(_ag, "convert", None)
+                if convert is not None:
+                    fn = convert(fn)
+            self._converted = fn
+        return self._converted
+
+    def _bind_signature(self, args, kwargs):
+        """Arguments matched to ``input_signature``: (args as specs' structure, flat tensors)."""
+        sig = self._signature
+        params = _param_names(self._python_function)
+        args = list(args)
+        for name in params[len(args):len(sig)]:
+            if name in kwargs:
+                args.append(kwargs.pop(name))
+        if kwargs or len(args) != len(sig):
+            raise TypeError(f"tf.function '{self._name}' has input_signature {list(sig)}, which takes "
+                            f"{len(sig)} positional arguments; got {len(args)} positional and keyword "
+                            f"arguments {sorted(kwargs)}")
+        flat = []
+        for i, (a, s) in enumerate(zip(args, sig)):
+            specs = nest.flatten(s)
+            try:
+                vals = nest.flatten(a)
+                nest.assert_same_structure(s, a, check_types=False)
+            except (ValueError, TypeError):
+                raise TypeError(f"tf.function '{self._name}': argument {i} ({a!r:.60}) does not have the "
+                                f"structure of input_signature[{i}] {s!r}") from None
+            for v, spec in zip(vals, specs):
+                t = v if isinstance(v, Tensor) else v.read_value() if hasattr(v, "assign") else None
+                if t is None:
+                    try:
+                        t = convert_to_tensor(v, spec.dtype)
+                    except (TypeError, ValueError, errors.OpError):
+                        raise TypeError(f"tf.function '{self._name}': argument {i} = {v!r:.60} cannot be "
+                                        f"converted to {spec!r}") from None
+                if not spec.is_compatible_with(t):
+                    raise TypeError(f"tf.function '{self._name}': argument {i} is a {t.dtype.name} tensor of "
+                                    f"shape {tuple(t.shape)}, which input_signature {spec!r} does not allow")
+                flat.append(t)
+        return flat
+
+    def _concrete(self, args, kwargs, run):
+        if self._signature is not None:
+            flat = self._bind_signature(args, kwargs) if run or any(
+                not isinstance(a, TensorSpec) for a in nest.flatten(list(args))) else list(nest.flatten(list(args)))
+            cf = self._cache.get("signature")
+            if cf is None:
+                with self._lock:
+                    cf = self._cache.get("signature")
+                    if cf is None:
+                        cf = self._trace(tuple(self._signature), {}, list(nest.flatten(list(self._signature))),
+                                         "signature", None)
+            self._note_call(False)
+            return cf, [t for t in flat if isinstance(t, Tensor)]
+        leaves: list = []
+        held: list = []
+        key = _encode((args, kwargs), leaves, held)
+        cf = self._cache.get(key)
+        if cf is not None:
+            self._note_call(False)
+            return cf, leaves
+        with self._lock:
+            cf = self._cache.get(key)
+            if cf is None and self._reduce_retracing:
+                rk = _relaxed_key(key)
+                cf = self._relaxed.get(rk)
+                if cf is not None and not all(s.is_compatible_with(t) for s, t in zip(cf._specs, leaves)):
+                    specs = [TensorSpec(relax(s.shape, _leaf_shape(t)), s.dtype) for s, t in zip(cf._specs, leaves)]
+                    cf = self._trace(args, kwargs, specs, key, held)
+                    self._relaxed[rk] = cf
+                elif cf is None:
+                    cf = self._trace(args, kwargs, [_leaf_spec(t) for t in leaves], key, held)
+                    self._relaxed[rk] = cf
+                self._cache[key] = cf
+            elif cf is None:
+                cf = self._trace(args, kwargs, [_leaf_spec(t) for t in leaves], key, held)
+                self._cache[key] = cf
+        return cf, leaves
+
+    def _note_call(self, traced):
+        r = self._recent
+        r.append(traced)
+        if len(r) > _RETRACE_WINDOW:
+            del r[0]
+
+    def _trace(self, args, kwargs, specs, key, held):
+        name = self._name
+        fg = FuncGraph(name, allow_variables=not self._variables_created)
+        devs = []
+        leaves: list = []
+        _encode((args, kwargs), leaves, [])
+        for t in leaves:
+            devs.append(t._dev if isinstance(t, Tensor) else _device.default_device())
+        phs = [symbolic(tuple(s.shape), s.dtype, d) for s, d in zip(specs, devs)]
+        params = _param_names(self._python_function)
+        fg.inputs = phs
+        fg.input_names = _leaf_names(args, kwargs, params)
+        targs, tkwargs = _replace((args, kwargs), iter(phs))
+        fn = self._traced_callable()
+        with tracing(fg):
+            out = fn(*targs, **tkwargs)
+            out = nest.map_structure(_read_if_variable, out)
+        if fg.variables:
+            self._variables_created = True
+        flat = nest.flatten(out)
+        outputs, marks = [], []
+        for x in flat:
+            if isinstance(x, Tensor):
+                marks.append(_Slot(len(outputs)))
+                outputs.append(x)
+            else:
+                marks.append(x)
+        fg.outputs = outputs
+        fg.structured_outputs = out if isinstance(out, Tensor) else (
+            nest.pack_sequence_as(out, marks) if nest.is_nested(out) else marks[0])
+        named = [TensorSpec(tuple(s.shape), s.dtype, n) for s, n in zip(specs, fg.input_names)]
+        cf = ConcreteFunction(fg, args, kwargs, named, self._python_function)
+        if isinstance(out, Tensor):
+            cf._single = out
+        self._traces += 1
+        if held:
+            self._held[key] = held
+        self._warn_retracing(key, params)
+        self._last_key = key
+        self._note_call(True)
+        return cf
+
+    def _warn_retracing(self, key, params):
+        recent = self._recent[-(_RETRACE_WINDOW - 1):] + [True]
+        if self._warned or self._traces <= _RETRACE_WINDOW or not all(recent) or len(recent) < _RETRACE_WINDOW:
+            return
+        self._warned = True
+        changed = _changed_argument(self._last_key, key, params)
+        warnings.warn(
+            f"{_RETRACE_WINDOW} out of the last {_RETRACE_WINDOW} calls to tf.function '{self._name}' triggered "
+            f"retracing ({self._traces} traces so far){changed}. Tracing is expensive: pass tensors rather than "
+            f"Python numbers, fix shapes with input_signature=[tf.TensorSpec([None, ...])], or use "
+            f"reduce_retracing=True.", RetracingWarning, stacklevel=4)
+
+
+def _changed_argument(old, new, params) -> str:
+    if old is None or old == "signature":
+        return ""
+    (oargs, okw), (nargs, nkw) = old[1], new[1]
+    oargs, nargs = oargs[1], nargs[1]
+    for i, (a, b) in enumerate(zip(oargs, nargs)):
+        if a != b:
+            name = params[i] if i < len(params) else f"#{i}"
+            return f"; argument '{name}' changed from {_describe_key(a)} to {_describe_key(b)}"
+    for (ka, a), (kb, b) in zip(okw[1], nkw[1]):
+        if a != b:
+            return f"; argument '{ka}' changed from {_describe_key(a)} to {_describe_key(b)}"
+    return ""
+
+
+def _leaf_spec(t) -> TensorSpec:
+    return t if isinstance(t, TensorSpec) else TensorSpec(tuple(t._shape), t._dtype)
+
+
+def _leaf_shape(t):
+    return tuple(t.shape)
+
+
+def _leaf_names(args, kwargs, params) -> list:
+    names = []
+    for i, a in enumerate(args):
+        base = params[i] if i < len(params) else f"arg{i}"
+        n = len(_leaves_of(a))
+        names += [base] if n == 1 else [f"{base}_{j}" for j in range(n)]
+    for k in sorted(kwargs):
+        n = len(_leaves_of(kwargs[k]))
+        names += [k] if n == 1 else [f"{k}_{j}" for j in range(n)]
+    return names
+
+
+def _leaves_of(x) -> list:
+    leaves: list = []
+    _encode(x, leaves, [])
+    return leaves
+
+
+def _read_if_variable(x):
+    return x.read_value() if hasattr(x, "_as_tensor") and hasattr(x, "assign") else x
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None,
+             name=None):
+    """Compile ``func`` into a graph function: traced once per input signature, then run as a graph.
+
+    Usable as ``@tf.function``, ``@tf.function(input_signature=[...])`` or ``tf.function(f)``.
+    ``autograph`` (default True) converts Python ``if``/``while``/``for`` on tensors into graph control
+    flow; ``reduce_retracing`` relaxes shapes to unknown dimensions instead of retracing per shape;
+    ``jit_compile`` is accepted for TensorFlow compatibility: every tapeflow graph is compiled the same way.
+
+    >>> import tapeflow as tf
+    >>> @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    ... def scale(x):
+    ...     return x * 3.0
+    >>> scale(tf.constant([1.0, 2.0])).numpy().tolist(), scale.experimental_get_tracing_count()
+    ([3.0, 6.0], 1)
+    """
+    for arg, what in ((experimental_implements, "experimental_implements"),
+                      (experimental_autograph_options, "experimental_autograph_options"),
+                      (experimental_attributes, "experimental_attributes"),
+                      (experimental_follow_type_hints, "experimental_follow_type_hints")):
+        if arg:
+            raise ValueError(f"tf.function: {what} is not supported by tapeflow (got {arg!r}); leave it unset")
+    if experimental_relax_shapes is not None:
+        reduce_retracing = bool(experimental_relax_shapes) or reduce_retracing
+    if experimental_compile is not None and jit_compile is None:
+        jit_compile = experimental_compile
+
+    def wrap(f):
+        if isinstance(f, Function):
+            f = f.python_function
+        return Function(f, name=name, input_signature=input_signature, autograph=autograph,
+                        jit_compile=jit_compile, reduce_retracing=reduce_retracing)
+
+    return wrap(func) if func is not None else wrap
+
+
+def defun(func=None, input_signature=None, autograph=True):
+    """The seeds' ``tfe.defun``: :func:`function` under its first name.
+
+    >>> import tapeflow as tf
+    >>> tf.defun(lambda x: x * x)(tf.constant(3.0)).numpy()
+    np.float32(9.0)
+    """
+    return function(func, input_signature=input_signature, autograph=autograph)
