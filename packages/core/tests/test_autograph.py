@@ -489,3 +489,38 @@ def test_python_conditions_stay_python_while_tracing():
     with tracing(g):
         y = autograph.convert(f)(_symbolic(tf.float32), 3)
     assert y.shape == () and [n.prim.name for n in g.nodes] == ["add"] * 3  # unrolled, no control flow
+
+
+# ---- graph mode through tf.function: the same values as eagerly ------------------------------------------
+
+@pytest.mark.parametrize("start", [12, 6, 1, 27])
+def test_collatz_compiled_returns_eager_values_and_counts(start):
+    compiled = tf.function(collatz)
+    a, n = compiled(tf.constant(start))
+    ea, en = collatz(tf.constant(start))
+    assert (int(a), int(n)) == (int(ea), en)
+
+
+def test_collatz_compiled_is_one_trace_for_every_start():
+    compiled = tf.function(collatz)
+    counts = [int(compiled(tf.constant(v))[1]) for v in (12, 6, 27)]
+    assert counts == [9, 8, 111] and compiled.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize("x,limit", [(1, 20), (5, 3), (3, 10)])
+def test_return_inside_a_tensor_loop_compiled(x, limit):
+    compiled = tf.function(return_in_loop)
+    assert int(compiled(tf.constant(x), tf.constant(limit))) == return_in_loop(x, limit)
+
+
+def _loop_dtype_changes(x):
+    while x > 1:
+        x = x / 2
+    return x
+
+
+def test_loop_variable_changing_dtype_names_file_and_line():
+    line = _line_of(_loop_dtype_changes, "while x > 1")
+    with pytest.raises(ConversionError, match=rf"test_autograph.py:{line}: x has dtype int32 before this while "
+                                              r"loop but dtype float64 after one iteration.*tf.cast"):
+        tf.function(_loop_dtype_changes)(tf.constant(8))
