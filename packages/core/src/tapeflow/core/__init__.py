@@ -17,6 +17,7 @@ from . import nest  # noqa: F401
 from .tensor_spec import TensorSpec  # noqa: F401
 from .function import defun, function, init_scope  # noqa: F401
 from .module import Module  # noqa: F401
+from .control_flow import case, cond, switch_case, while_loop  # noqa: F401
 from .printing import print_  # noqa: F401  (tf.print: the facade maps it, so no module's print is shadowed)
 
 bool = bool_  # noqa: A001  (tf.bool, as TensorFlow spells it)
@@ -27,5 +28,5 @@ half, double = float16, float64
 __all__ = ["DType", "as_dtype", "bfloat16", "bool", "bool_", "double", "float16", "float32", "float64", "half",
            "int8", "int16", "int32", "int64", "uint8", "Tensor", "TensorShape", "constant", "convert_to_tensor",
            "device", "list_devices", "IndexedSlices", "Variable", "range", "dtypes", "errors", "nest", "TensorSpec",
-           "function", "defun", "init_scope", "Module"] + [
+           "function", "defun", "init_scope", "Module", "cond", "case", "switch_case", "while_loop"] + [
     n for n in _ops.__all__ if n != "range_"]

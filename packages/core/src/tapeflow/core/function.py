@@ -246,13 +246,15 @@ class Plan:
             else:
                 for i, o in zip(out, r):
                     env[i] = o
-            if rec is not None:
+            if rec is not None and node.prim.name not in TRANSPARENT:
                 if node.prim.name in ENV_PRIMITIVES:
                     attrs = {**(attrs or {}), "_env": _Env(env, self.slot)}
                 rec(node.prim.name, tuple(vals), r, attrs)
         return [env[i] if i is not None else None for i in self.outs]
 
 
+#: control flow: its subgraphs' ops are recorded as they run, not the node itself
+TRANSPARENT = {"branch", "while_loop"}
 #: primitives whose gradient rule needs the values the graph computed (their attrs get ``_env`` when recorded)
 ENV_PRIMITIVES = {"custom_gradient"}
 
