@@ -776,8 +776,8 @@ class Function:
                 with self._lock:
                     cf = self._cache.get("signature")
                     if cf is None:
-                        cf = self._trace(tuple(self._signature), {}, list(nest.flatten(list(self._signature))),
-                                         "signature", None)
+                        cf = self._cache["signature"] = self._trace(
+                            tuple(self._signature), {}, list(nest.flatten(list(self._signature))), "signature", None)
             self._note_call(False)
             return cf, [t for t in flat if isinstance(t, Tensor)]
         leaves: list = []
