@@ -8,8 +8,8 @@ differentiable ops instead, so it differentiates again.
 """
 from __future__ import annotations
 
-from tapeflow.core.ops import (add, exp, log_softmax, multiply, negative, reduce_sum, reshape, sigmoid, softmax,
-                               subtract)
+from tapeflow.core.ops import (add, exp, log_softmax, multiply, negative, one_hot, reduce_sum, reshape, sigmoid,
+                               softmax, subtract)
 
 from ..registry import defgrad
 from ..tape import pause_all, recording
@@ -52,7 +52,9 @@ def _sparse_labels(g, ans, labels, logits, backprop=None):
 
 
 def _sparse_logits(g, ans, labels, logits, backprop=None):
-    if recording():
+    if backprop is None:  # traced (a graph function): no buffer; softmax(logits) - one_hot(labels)
+        backprop = subtract(softmax(logits), one_hot(labels, logits._shape[-1], dtype=logits._dtype))
+    elif recording():
         # softmax(logits) - one_hot(labels) with the one-hot part a constant
         sm = softmax(logits)
         with pause_all():

@@ -111,17 +111,20 @@ STATE = _SeedState()
 
 
 class LateStream:
-    """The Philox stream of a stateful random op in a graph being traced: the graph draws a fresh
-    ``(key, stream)`` each time it runs (``late_attrs``), so every call gives new numbers, and the op
-    seed is fixed when traced (TensorFlow's rule: the n-th random op of the program keeps its seed)."""
+    """The Philox stream of a stateful random op in a graph being traced: the graph draws the next
+    ``(key, stream)`` each time it runs (``late_attrs``), exactly as the eager op would at that point of
+    the program, so a compiled step draws the numbers the eager step draws (after ``tf.random.set_seed``,
+    the same sequence) and every call gives new ones."""
 
-    __slots__ = ("seed",)
+    __slots__ = ("seed", "reserved")
 
-    def __init__(self, seed):
+    def __init__(self, seed, reserved=None):
         self.seed = seed
+        self.reserved = reserved  # the op-seed counter the trace took, for the first run (as eager takes it)
 
     def late_attrs(self) -> dict:
-        key, stream = STATE.next_stream(self.seed)
+        seed, self.reserved = (self.seed, None) if self.reserved is None else (self.reserved, None)
+        key, stream = STATE.next_stream(seed)
         return {"key": key, "stream": stream}
 
     def __repr__(self):
@@ -132,11 +135,13 @@ def next_stream(seed):
     """``(key, stream)`` for one stateful random op: numbers now, or a LateStream while tracing."""
     if current_graph() is None:
         return STATE.next_stream(seed)
+    reserved = None
     with STATE.lock:
         if seed is None and STATE.global_seed is not None:
-            seed = STATE.op_counter
+            # the op takes its place in the program's sequence of random ops while traced, as eagerly
+            reserved = STATE.op_counter
             STATE.op_counter += 1
-    late = LateStream(seed)
+    late = LateStream(seed, reserved)
     return late, late
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.runner import current_graph, primitive, run_tensors
 from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
@@ -27,6 +28,17 @@ from . import schedules  # noqa: F401
 from .schedules import LearningRateSchedule
 
 _f32 = np.float32
+
+
+@primitive("learning_rate_schedule", "LearningRateSchedule", infer=lambda step, *, schedule: ((), K.float32),
+           internal="a learning-rate schedule, evaluated in Python at the step a compiled train step runs")
+def _SCHEDULE(dev, step, *, schedule):
+    return K.constant(_f32(schedule(int(step.numpy()))))
+
+
+def _r32(x):
+    """A rate as float32: a Python number as NumPy's, a tensor (a schedule inside a compiled step) as it is."""
+    return x if isinstance(x, Tensor) else _f32(x)
 
 
 def _as_grad(g, v):
@@ -81,6 +93,8 @@ class Optimizer:
         """The rate for the next step (a schedule is evaluated at ``iterations``); assignable."""
         lr = self._lr
         if isinstance(lr, LearningRateSchedule) or (callable(lr) and not isinstance(lr, Variable)):
+            if current_graph() is not None:  # a compiled step: the schedule at the step the graph runs
+                return run_tensors(_SCHEDULE, (self.iterations.read_value(),), {"schedule": lr})
             return float(lr(int(self.iterations)))
         return float(lr)
 
@@ -208,7 +222,7 @@ class Optimizer:
             if id(v) in self._exclude_wd or any(n in v.name for n in names):
                 continue
             with v._lock:
-                v.assign_sub(v.read_value() * _f32(wd) * _f32(lr))
+                v.assign_sub(v.read_value() * _f32(wd) * _r32(lr))
 
     def _prepare(self, lr):
         """Per-step constants shared by every variable (e.g. Adam's bias correction)."""
@@ -283,11 +297,11 @@ class SGD(Optimizer):
 
     def _update(self, g, var, slots, lr):
         if not self.momentum:
-            var.assign_sub(K.multiply(g, _f32(lr)))
+            var.assign_sub(K.multiply(g, _r32(lr)))
             return
         m = slots["momentum"]
         mu = _f32(self.momentum)
-        step = K.multiply(g, _f32(lr))
+        step = K.multiply(g, _r32(lr))
         m.assign(K.subtract(K.multiply(m.read_value(), mu), step))
         if self.nesterov:
             var.assign_add(K.subtract(K.multiply(m.read_value(), mu), step))
@@ -321,9 +335,15 @@ class Adam(Optimizer):
 
     def _prepare(self, lr):
         # in float32, as TensorFlow computes them
+        if current_graph() is not None:  # a compiled step: the step count is read when the graph runs
+            t = K.cast(K.add(self.iterations.read_value(), np.int64(1)), "float32")
+            b1p, b2p = K.pow(_f32(self.beta_1), t), K.pow(_f32(self.beta_2), t)
+            self._alpha = K.truediv(K.multiply(K.sqrt(K.subtract(_f32(1), b2p)), lr), K.subtract(_f32(1), b1p))
+            self._c1, self._c2 = _f32(1 - self.beta_1), _f32(1 - self.beta_2)
+            return
         t = _f32(int(self.iterations) + 1)
         b1p, b2p = _f32(self.beta_1) ** t, _f32(self.beta_2) ** t
-        self._alpha = _f32(lr) * np.sqrt(_f32(1) - b2p) / (_f32(1) - b1p)
+        self._alpha = _r32(lr) * np.sqrt(_f32(1) - b2p) / (_f32(1) - b1p)
         self._c1, self._c2 = _f32(1 - self.beta_1), _f32(1 - self.beta_2)  # as Keras: Python floats, then float32
 
     def _update(self, g, var, slots, lr):
@@ -395,7 +415,7 @@ class RMSprop(Optimizer):
             denom = K.add(K.subtract(v.read_value(), K.square(a.read_value())), _f32(self.epsilon))
         else:
             denom = K.add(v.read_value(), _f32(self.epsilon))
-        inc = K.truediv(K.multiply(g, _f32(lr)), K.sqrt(denom))
+        inc = K.truediv(K.multiply(g, _r32(lr)), K.sqrt(denom))
         if self.momentum > 0:
             m = slots["momentum"]
             m.assign(K.add(K.multiply(m.read_value(), _f32(self.momentum)), inc))
@@ -434,7 +454,7 @@ class Adagrad(Optimizer):
     def _update(self, g, var, slots, lr):
         acc = slots["accumulator"]
         acc.assign_add(K.square(g))
-        var.assign_sub(K.truediv(K.multiply(g, _f32(lr)), K.sqrt(K.add(acc.read_value(), _f32(self.epsilon)))))
+        var.assign_sub(K.truediv(K.multiply(g, _r32(lr)), K.sqrt(K.add(acc.read_value(), _f32(self.epsilon)))))
 
     def get_config(self):
         return {**super().get_config(), "initial_accumulator_value": self.initial_accumulator_value,
