@@ -13,6 +13,8 @@ L = tf.keras.layers
 # with a value of the wrong type
 NEEDS = {
     "Activation": ({"activation": "relu"}, {"activation": 3}),
+    "Add": ({}, {}), "Average": ({}, {}), "Maximum": ({}, {}), "Minimum": ({}, {}), "Multiply": ({}, {}),
+    "Subtract": ({}, {}), "Concatenate": ({}, {}), "Dot": ({"axes": 1}, {"axes": "1"}),
     "AveragePooling2D": ({}, {"strides": "2", "data_format": 1}),
     "BatchNormalization": ({}, {"axis": "x", "beta_regularizer": 3}),
     "Conv2D": ({"filters": 2, "kernel_size": 3},

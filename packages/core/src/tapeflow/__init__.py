@@ -29,7 +29,7 @@ _LAZY = {
     "register_gradient": ("tapeflow.autodiff", "register_gradient", "tapeflow-autodiff"),
     "autodiff": ("tapeflow.autodiff", None, "tapeflow-autodiff"),
     "nn": ("tapeflow.nn", None, "tapeflow-nn"),
-    "keras": ("tapeflow.nn", None, "tapeflow-nn"),
+    "keras": ("tapeflow.keras", None, "tapeflow-nn"),
     "optimizers": ("tapeflow.nn.optimizers", None, "tapeflow-nn"),
     "losses": ("tapeflow.nn.losses", None, "tapeflow-nn"),
     "metrics": ("tapeflow.nn.metrics", None, "tapeflow-nn"),

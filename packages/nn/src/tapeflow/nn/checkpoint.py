@@ -147,8 +147,8 @@ _HOLDABLE = {d.np for d in _dt.ALL}
 
 
 def _file(path) -> str:
-    path = os.fspath(path)
-    return path if path.endswith(_SUFFIX) else path + _SUFFIX
+    path = os.fspath(path)  # a Keras-style "x.weights.h5" name is kept (the file inside is safetensors)
+    return path if path.endswith((_SUFFIX, ".h5")) else path + _SUFFIX
 
 
 def _digest(tensors: dict, meta=None) -> str:

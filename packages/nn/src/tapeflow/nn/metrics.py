@@ -111,6 +111,16 @@ class Metric:
     def get_config(self):
         return {"name": self.name}
 
+    @classmethod
+    def from_config(cls, config):
+        """A metric like the one ``get_config`` described.
+
+        >>> import tapeflow as tf
+        >>> tf.metrics.Mean.from_config({"name": "avg"}).name
+        'avg'
+        """
+        return cls(**config)
+
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
 

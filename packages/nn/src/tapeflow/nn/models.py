@@ -56,10 +56,24 @@ class Model(Layer):
 
     _mask_transparent = True  # the layers inside read the masks their inputs carry and attach their own
 
+    def __new__(cls, *args, **kwargs):
+        # Model(inputs, outputs) is a functional model (tapeflow.nn.functional), as Keras's
+        if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
+            from .functional import Functional
+
+            return object.__new__(Functional)
+        return object.__new__(cls)
+
     def __init__(self, *args, **kwargs):
         if args or "inputs" in kwargs or "outputs" in kwargs:
-            raise TypeError("tapeflow runs eagerly and has no functional Model(inputs, outputs): subclass "
-                            "tf.keras.Model and write call(), or use tf.keras.Sequential")
+            from .functional import Functional, functional_class
+
+            inputs, outputs, kwargs = _functional_args(args, kwargs)
+            if not isinstance(self, Functional):  # a subclass calling super().__init__(inputs, outputs)
+                self.__class__ = functional_class(type(self))
+            Model.__init__(self, **kwargs)
+            self._init_graph(inputs, outputs)
+            return
         super().__init__(**kwargs)
         d = self.__dict__
         d["_autocast"] = False  # a model passes inputs on as they are; its layers cast them
@@ -89,6 +103,30 @@ class Model(Layer):
         # a subclassed model builds as its layers run (Keras too marks it built before the first call)
         self.__dict__["_in_shape"] = _shape_of(x)
         self.__dict__["built"] = True
+
+    # -- layers --------------------------------------------------------------------------------------
+    def get_layer(self, name=None, index=None):
+        """A layer of the model by ``name`` or by ``index`` in ``model.layers`` (one of the two).
+
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(2, name="hidden"), tf.keras.layers.Dense(1)])
+        >>> model.get_layer("hidden").name, model.get_layer(index=1) is model.layers[1]
+        ('hidden', True)
+        """
+        if (name is None) == (index is None):
+            raise ValueError("get_layer takes a name or an index (exactly one)")
+        layers = self.layers
+        if index is not None:
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise TypeError(f"get_layer(index=...) takes an int; got {type(index).__name__}")
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"get_layer(index={index}): the model has {len(layers)} layers; allowed: "
+                                 f"[{-len(layers)}, {len(layers)})")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"no layer named {name!r} in model {self.name!r}; its layers: {[x.name for x in layers]}")
 
     # -- summary ----------------------------------------------------------------------------------
     def _summary_rows(self):
@@ -156,6 +194,10 @@ class Model(Layer):
         ['acc', 'loss', 'mae']
         """
         d = self.__dict__
+        # what model.save() writes as the compile config (the optimizer as it is then)
+        d["_compile_args"] = {k: v for k, v in (("optimizer", optimizer), ("loss", loss), ("metrics", metrics),
+                                                ("loss_weights", loss_weights),
+                                                ("weighted_metrics", weighted_metrics)) if v is not None}
         d["optimizer"] = _optimizers.get(optimizer)
         d["compiled_loss"] = _losses.get(loss) if loss is not None else None
         d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + \
@@ -427,8 +469,64 @@ class Model(Layer):
         return checkpoint.restore_into(self, filepath, on_missing="warn" if skip_mismatch else "raise",
                                        skip_mismatch=bool(skip_mismatch))
 
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+        """Write the whole model to a ``.keras`` file: a zip of ``config.json`` (the architecture and the
+        compile arguments), ``metadata.json`` and ``model.weights.safetensors`` (written atomically).
+        ``tf.keras.models.load_model`` rebuilds it.
+
+        >>> import os, tempfile
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(2)])
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.keras")
+        >>> model.save(path)
+        >>> again = tf.keras.models.load_model(path)
+        >>> bool((again.get_weights()[0] == model.get_weights()[0]).all())
+        True
+        """
+        from . import saving
+
+        if zipped not in (None, True):
+            raise InvalidArgumentError(f"zipped={zipped!r}: a model is saved as one .keras zip file; allowed: True "
+                                       "or None", "SaveModel")
+        if kwargs:
+            raise TypeError(f"save() got unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+        saving.save_model(self, filepath, overwrite=overwrite)
+
     def get_config(self):
         return {"name": self.name, "trainable": self.trainable}
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """Rebuild a model written by ``model.save("....keras")``: architecture, weights and (with
+    ``compile=True``) the optimizer, loss and metrics it was compiled with.  Classes of your own
+    are found in ``custom_objects`` or by ``tf.keras.saving.register_keras_serializable``.
+
+    >>> import os, tempfile
+    >>> import tapeflow as tf
+    >>> inputs = tf.keras.Input(shape=(2,))
+    >>> model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(inputs))
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.keras")
+    >>> model.save(path)
+    >>> type(tf.keras.models.load_model(path)).__name__
+    'Functional'
+    """
+    from . import saving
+
+    return saving.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
+
+
+def _functional_args(args, kwargs):
+    kwargs = dict(kwargs)
+    args = list(args)
+    inputs = kwargs.pop("inputs") if "inputs" in kwargs else (args.pop(0) if args else None)
+    outputs = kwargs.pop("outputs") if "outputs" in kwargs else (args.pop(0) if args else None)
+    if args:
+        raise TypeError(f"Model(inputs, outputs, name=None, trainable=True) got {len(args)} extra positional "
+                        "argument(s)")
+    if inputs is None or outputs is None:
+        raise TypeError("a functional Model(inputs, outputs) needs both inputs and outputs (symbolic tensors from "
+                        "tf.keras.Input and layers called on them); got None")
+    return inputs, outputs, kwargs
 
 
 class Sequential(Model):
@@ -453,6 +551,13 @@ class Sequential(Model):
 
     def add(self, layer):
         """Append a layer (builds the model when the input shape is known)."""
+        if isinstance(layer, Tensor):  # tf.keras.Input(...) as the first entry
+            from .functional import keras_history
+
+            h = keras_history(layer)
+            if h is None or not isinstance(h[0], InputLayer):
+                raise TypeError("Sequential takes layers, or a tf.keras.Input(...) first; got a tensor")
+            layer = h[0]
         if isinstance(layer, InputLayer):
             if self._layer_list:
                 raise ValueError("an Input must be the first layer of a Sequential model")
@@ -545,8 +650,28 @@ class Sequential(Model):
         return rows
 
     def get_config(self):
-        return {"name": self.name, "layers": [{"class_name": type(layer).__name__, "config": layer.get_config()}
-                                              for layer in self._layer_list]}
+        from .saving import serialize_keras_object
+
+        layers = [serialize_keras_object(layer) for layer in self._layer_list]
+        if self._input_layer is not None:
+            layers.insert(0, serialize_keras_object(self._input_layer))
+        cfg = {"name": self.name, "trainable": self.trainable, "layers": layers}
+        shape = self.__dict__.get("_in_shape")
+        if self.built and shape is not None:
+            cfg["build_input_shape"] = list(shape)
+        return cfg
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from .saving import deserialize_keras_object
+
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+        for entry in config.get("layers", ()):
+            model.add(deserialize_keras_object(entry, custom_objects=custom_objects))
+        shape = config.get("build_input_shape")
+        if shape is not None and not model.built:
+            model.build(tuple(shape))
+        return model
 
 
 # ---- helpers ------------------------------------------------------------------------------------

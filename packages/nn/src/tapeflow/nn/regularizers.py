@@ -26,6 +26,16 @@ class Regularizer:
     def get_config(self) -> dict:
         return {}
 
+    @classmethod
+    def from_config(cls, config):
+        """A regularizer like the one ``get_config`` described.
+
+        >>> import tapeflow as tf
+        >>> tf.keras.regularizers.L2.from_config({"l2": 0.5}).get_config()
+        {'l2': 0.5}
+        """
+        return cls(**config)
+
 
 class L1L2(Regularizer):
     """l1 * sum(|x|) + l2 * sum(x**2).

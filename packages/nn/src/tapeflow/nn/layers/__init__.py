@@ -13,6 +13,8 @@ from .conv import (AveragePooling2D, AvgPool2D, Conv2D, Convolution2D, GlobalAve
                    GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool2D, GlobalMaxPooling2D,
                    MaxPool2D, MaxPooling2D)
 from .core import Activation, Dense, Dropout, Embedding, Flatten, Lambda, Masking, Reshape  # noqa: F401
+from .merge import (Add, Average, Concatenate, Dot, Maximum, Minimum, Multiply, Subtract, add, average,  # noqa: F401
+                    concatenate, dot, maximum, minimum, multiply, subtract)
 from .normalization import BatchNormalization, LayerNormalization  # noqa: F401
 from .rnn import GRU, LSTM, GRUCell, LSTMCell  # noqa: F401
 
@@ -21,3 +23,5 @@ __all__ = ["Activation", "AveragePooling2D", "AvgPool2D", "BatchNormalization", 
            "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool2D", "GlobalMaxPooling2D", "Input", "InputLayer",
            "InputSpec", "LSTM", "LSTMCell", "Lambda", "Layer", "LayerNormalization", "Masking", "MaxPool2D",
            "MaxPooling2D", "Reshape"]
+__all__ += ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "add",
+            "average", "concatenate", "dot", "maximum", "minimum", "multiply", "subtract"]

@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from tapeflow.core import dtypes as _dt
+from tapeflow.core import runner as _runner
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tensor
 from tapeflow.core.variables import Variable
@@ -51,6 +52,35 @@ class _Training(threading.local):
 
 
 _TRAINING = _Training()
+
+
+class _Symbolic(threading.local):
+    depth = 0  # > 0 while a layer's call runs on symbolic inputs (see tapeflow.nn.functional)
+
+
+_SYMBOLIC = _Symbolic()
+# id(symbolic tensor) -> (weak reference, (layer, node index, tensor index)): Keras's _keras_history
+_KERAS_HISTORY: dict = {}
+
+
+# leaves tracing for a block (and pauses the tapes): how weights get values when a call is traced
+_leave_tracing = _runner.init_scope
+
+
+def _has_keras_tensor(args, kwargs) -> bool:
+    if _SYMBOLIC.depth:
+        return False
+    for a in list(args) + list(kwargs.values()):
+        if type(a) is Tensor:
+            e = _KERAS_HISTORY.get(id(a))
+            if e is not None and e[0]() is a:
+                return True
+        elif isinstance(a, (list, tuple, dict)) and a:
+            if _has_keras_tensor(a.values() if isinstance(a, dict) else a, {}):
+                return True
+    return False
+
+
 _NAME_COUNTS: dict = {}
 # checkpoint restores waiting for variables that do not exist yet (see tapeflow.nn.checkpoint)
 _PENDING_RESTORES: list = []
@@ -194,7 +224,8 @@ def _call_takes(cls, arg) -> bool:
 _INTERNAL = frozenset({"_weights", "_weight_names", "_cache", "_out_shape", "_losses", "_regularized", "_name",
                        "_dtype", "_trainable", "built", "input_spec", "_batch_input_shape", "_autocast",
                        "_in_shape", "_deferred", "optimizer", "compiled_loss", "compiled_metrics", "history",
-                       "stop_training", "_compiled", "_train_counter", "_metrics_list", "_loss_tracker"})
+                       "stop_training", "_compiled", "_train_counter", "_metrics_list", "_loss_tracker",
+                       "_inbound_nodes", "_compile_args", "_frozen_vars"})
 
 
 class Layer:
@@ -462,7 +493,11 @@ class Layer:
         while wname in self._weight_names.values():
             i += 1
             wname = f"{base}_{i}"
-        value = init_fn(shape, dtype=dt)
+        if _runner._trace.graph is not None:  # a weight created while a call is traced still gets its value
+            with _leave_tracing():
+                value = init_fn(shape, dtype=dt)
+        else:
+            value = init_fn(shape, dtype=dt)
         if not isinstance(value, Tensor):
             value = convert_to_tensor(value, dt)
         var = Variable(value, trainable=trainable, name=f"{self._name}/{wname}")
@@ -493,13 +528,38 @@ class Layer:
                              "call it on data or build(input_shape) first")
         return int(sum(_size(v.shape) for v in self.weights))
 
+    def _keras_weights(self) -> list:
+        """Keras 3's order of weights: layer by layer (each layer's own trainable, then its own
+        non-trainable weights, then its sublayers'), so weights copy to and from Keras models."""
+        out, seen = [], set()
+
+        def walk(layer):
+            own, _ = layer._tracked_children()
+            for v in [v for v in own if v.trainable] + [v for v in own if not v.trainable]:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+            for sub in layer._lists()[4]:
+                walk(sub)
+
+        walk(self)
+        return out
+
     def get_weights(self) -> list:
-        """The weights' values as NumPy arrays (in ``weights`` order)."""
-        return [np.array(v.numpy()) for v in self.weights]
+        """The weights' values as NumPy arrays, layer by layer as Keras 3 orders them.
+
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(2),
+        ...                              tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(1)])
+        >>> [w.shape for w in model.get_weights()]
+        [(3, 2), (2,), (2,), (2,), (2,), (2,), (2, 1), (1,)]
+        """
+        return [np.array(v.numpy()) for v in self._keras_weights()]
 
     def set_weights(self, weights):
-        """Set every weight from a list of arrays (checked first: a mismatch changes nothing)."""
-        params = self.weights
+        """Set every weight from a list of arrays in ``get_weights`` order (checked first: a mismatch
+        changes nothing)."""
+        params = self._keras_weights()
         weights = list(weights)
         if len(weights) != len(params):
             raise InvalidArgumentError(f'layer "{self.name}" has {len(params)} weights but {len(weights)} values '
@@ -539,15 +599,31 @@ class Layer:
             return x
         if isinstance(x, np.ndarray) and x.dtype.kind == "f" and self._dtype.is_floating and self._autocast:
             return constant(x, dtype=self._dtype)
+        if isinstance(x, Layer) or not isinstance(x, (list, tuple, np.ndarray, np.generic, int, float, bool, complex,
+                                                      str, bytes)):
+            what = f'{type(x).__name__} ("{x.name}")' if isinstance(x, Layer) else type(x).__name__
+            raise TypeError(f'layer "{self.name}" ({type(self).__name__}) was called on an object of type {what}; '
+                            "allowed: a tensor, a NumPy array or Python numbers, or a symbolic tensor from "
+                            "tf.keras.Input (or a list or dict of them)"
+                            + (": call the layer on the output of the Input, not on a layer"
+                               if isinstance(x, Layer) else ""))
         return self._convert(convert_to_tensor(x))
 
     def _maybe_build(self, x):
         shape = _shape_of(x)
         self.__dict__["_in_shape"] = shape
-        self.build(shape)
+        if _runner._trace.graph is not None:  # called on symbolic inputs: the weights are built eagerly
+            with _leave_tracing():
+                self.build(shape)
+        else:
+            self.build(shape)
         self.__dict__["built"] = True
 
     def __call__(self, *args, **kwargs):
+        if _KERAS_HISTORY and _has_keras_tensor(args, kwargs):  # a functional-API call on symbolic tensors
+            from ..functional import symbolic_call
+
+            return symbolic_call(self, args, kwargs)
         if args:
             x, rest = args[0], args[1:]
         else:
@@ -758,14 +834,16 @@ class InputLayer(Layer):
         return {"batch_shape": self._batch_input_shape, "dtype": self.dtype.name, "name": self.name}
 
 
-def Input(shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
-    """Declare a model's input shape (without the batch axis), for ``Sequential``.
-
-    tapeflow runs eagerly: ``Input`` gives an ``InputLayer`` that fixes the input shape of
-    a ``Sequential`` model so it is built (and ``summary()`` works) before any data.
+def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None,
+          optional=False, ragged=None):
+    """A symbolic input (no value, a shape and a dtype) for the functional API, or to declare a
+    ``Sequential`` model's input shape: see ``tapeflow.nn.functional.Input``.
 
     >>> import tapeflow as tf
-    >>> tf.keras.Input(shape=(28, 28, 1))._batch_input_shape
-    (None, 28, 28, 1)
+    >>> tf.keras.Input(shape=(28, 28, 1)).shape
+    TensorShape([None, 28, 28, 1])
     """
-    return InputLayer(input_shape=shape, batch_size=batch_size, name=name, dtype=dtype, batch_shape=batch_shape)
+    from ..functional import Input as _input
+
+    return _input(shape=shape, batch_size=batch_size, dtype=dtype, sparse=sparse, batch_shape=batch_shape, name=name,
+                  tensor=tensor, optional=optional, ragged=ragged)

@@ -265,9 +265,30 @@ class Optimizer:
 
     def get_config(self) -> dict:
         lr = self._lr
-        return {"name": self.name, "learning_rate": lr.get_config() if isinstance(lr, LearningRateSchedule) else lr,
+        if isinstance(lr, LearningRateSchedule):
+            from ..saving import serialize_keras_object
+
+            lr = serialize_keras_object(lr)
+        return {"name": self.name, "learning_rate": lr,
                 "weight_decay": self.weight_decay, "clipnorm": self.clipnorm, "clipvalue": self.clipvalue,
                 "global_clipnorm": self.global_clipnorm}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """An optimizer like the one ``get_config`` described (a schedule's config becomes the schedule).
+
+        >>> import tapeflow as tf
+        >>> opt = tf.optimizers.Adam(learning_rate=0.01)
+        >>> type(tf.optimizers.Adam.from_config(opt.get_config())).__name__
+        'Adam'
+        """
+        config = dict(config)
+        lr = config.get("learning_rate")
+        if isinstance(lr, dict) and "class_name" in lr:
+            from ..saving import deserialize_keras_object
+
+            config["learning_rate"] = deserialize_keras_object(lr, custom_objects=custom_objects)
+        return cls(**config)
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name} learning_rate={self._lr!r}>"
