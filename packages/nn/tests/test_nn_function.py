@@ -48,3 +48,45 @@ def test_compiled_custom_train_step_equals_eager_step_by_step(optimizer):
     for a, b in zip(w_compiled, w_eager):
         np.testing.assert_array_equal(a, b)
     assert it_compiled == it_eager == 4 and step.experimental_get_tracing_count() == 1
+
+
+def _fit(run_eagerly, **compile_kwargs):
+    tf.random.set_seed(1)
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential([L.Dense(8, activation="relu", input_shape=(4,)), L.Dropout(0.2), L.Dense(2)])
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"],
+                  run_eagerly=run_eagerly, **compile_kwargs)
+    x, y = _data()
+    hist = model.fit(x.numpy(), y.numpy(), batch_size=5, epochs=3, verbose=0, validation_split=0.25)
+    return model, hist.history
+
+
+def test_fit_runs_its_steps_through_tf_function_and_equals_run_eagerly():
+    compiled, h_compiled = _fit(False)
+    eager, h_eager = _fit(True)
+    assert h_compiled == h_eager
+    for a, b in zip(compiled.get_weights(), eager.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    fns = compiled._step_functions
+    assert set(fns) == {"train_step", "test_step"} and not eager._step_functions
+    # batches of 5 from 12 examples: a full batch and the last one of 2: two traces, not one per step
+    assert fns["train_step"][1].experimental_get_tracing_count() == 2
+    x, _ = _data()
+    np.testing.assert_allclose(compiled.predict(x, verbose=0), compiled(x).numpy(), rtol=1e-6)
+
+
+def test_compile_arguments_are_checked_and_run_functions_eagerly_switches_graphs_off():
+    model, _ = _fit(False, jit_compile=True)
+    assert model.jit_compile is True and model.run_eagerly is False
+    with pytest.raises(TypeError, match="run_eagerly"):
+        model.compile("sgd", "mse", run_eagerly="yes")
+    with pytest.raises(ValueError, match="steps_per_execution"):
+        model.compile("sgd", "mse", steps_per_execution=0)
+    tf.config.run_functions_eagerly(True)
+    try:
+        seen = []
+        f = tf.function(lambda x: seen.append(x.numpy()) or x)  # .numpy() works: it runs as Python
+        f(tf.constant(1.0))
+        assert seen == [1.0] and f.experimental_get_tracing_count() == 0
+    finally:
+        tf.config.run_functions_eagerly(False)

@@ -92,3 +92,26 @@ def list_physical_devices(device_type: str | None = None) -> list:
 
 
 list_logical_devices = list_physical_devices
+
+
+def run_functions_eagerly(run_eagerly: bool) -> None:
+    """Run every ``tf.function`` as plain Python (for debugging: prints and breakpoints run every call).
+
+    >>> import tapeflow as tf
+    >>> tf.config.run_functions_eagerly(True)
+    >>> tf.config.functions_run_eagerly()
+    True
+    >>> tf.config.run_functions_eagerly(False)
+    """
+    from .function import _EAGER
+
+    if not isinstance(run_eagerly, bool):
+        raise TypeError(f"run_functions_eagerly takes True or False, got {run_eagerly!r}")
+    _EAGER.flag = run_eagerly
+
+
+def functions_run_eagerly() -> bool:
+    """Whether ``tf.function``\\ s run as plain Python (see :func:`run_functions_eagerly`)."""
+    from .function import _EAGER
+
+    return _EAGER.flag

@@ -603,6 +603,18 @@ def _param_names(fn) -> list:
 _RETRACE_WINDOW = 5
 
 
+class _Eager:
+    flag = False  # tf.config.run_functions_eagerly
+
+
+_EAGER = _Eager()
+
+
+def functions_run_eagerly() -> bool:
+    """Whether tf.config.run_functions_eagerly(True) is in effect."""
+    return _EAGER.flag
+
+
 class Function:
     """A Python function that runs as a traced graph (``tf.function``'s result).
 
@@ -684,6 +696,8 @@ class Function:
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        if _EAGER.flag:
+            return self._python_function(*args, **kwargs)
         if _trace.graph is not None and hooks.tracing:
             # called while another function is traced: its ops join that graph
             return self._traced_callable()(*args, **kwargs)

@@ -22,6 +22,7 @@ from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
 import tapeflow.core as K
+from tapeflow.core.function import function as _tf_function, functions_run_eagerly
 from tapeflow.autodiff import pause_all
 from . import callbacks as _cb
 from . import losses as _losses
@@ -204,6 +205,30 @@ class Model(Layer):
             [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(weighted_metrics)]
         d["_loss_tracker"] = _metrics.Mean(name="loss")
         d["_compiled"] = True
+        if run_eagerly is not None and not isinstance(run_eagerly, bool):
+            raise TypeError(f"compile: run_eagerly must be True, False or None, got {run_eagerly!r}")
+        if isinstance(steps_per_execution, bool) or not isinstance(steps_per_execution, int) or \
+                steps_per_execution < 1:
+            raise ValueError(f"compile: steps_per_execution must be a positive int, got {steps_per_execution!r}")
+        # run_eagerly=False (the default): fit/evaluate/predict run their steps through tf.function;
+        # jit_compile is TensorFlow's switch for XLA: tapeflow compiles every graph the same way
+        d["run_eagerly"] = bool(run_eagerly)
+        d["jit_compile"] = jit_compile
+        d["steps_per_execution"] = steps_per_execution
+        d["_step_functions"] = {}
+
+    def _step_function(self, name):
+        """``self.<name>`` (train_step, test_step or predict_step) as fit and evaluate call it: a graph
+        function (traced once per input structure and batch shape), or the method itself when
+        ``compile(run_eagerly=True)`` or ``tf.config.run_functions_eagerly(True)``."""
+        method = getattr(self, name)
+        if self.__dict__.get("run_eagerly", False) or functions_run_eagerly():
+            return method
+        cache = self.__dict__.setdefault("_step_functions", {})
+        hit = cache.get(name)
+        if hit is None or hit[0] is not method.__func__:
+            hit = cache[name] = (method.__func__, _tf_function(method))
+        return hit[1]
 
     @property
     def metrics(self) -> list:
@@ -323,7 +348,7 @@ class Model(Layer):
             returned = None
             for step, data in enumerate(train.epoch()):
                 cbs.on_train_batch_begin(step)
-                returned = self.train_step(data)
+                returned = self._step_function("train_step")(data)
                 logs = self._logs(returned)
                 cbs.on_train_batch_end(step, logs)
                 done = step + 1
@@ -359,7 +384,7 @@ class Model(Layer):
         returned = None
         for n, batch in enumerate(data.epoch(), 1):
             cbs.on_test_batch_begin(n - 1)
-            returned = self.test_step(batch)
+            returned = self._step_function("test_step")(batch)
             if bar is not None:
                 bar.update(n, list(self._logs(returned).items()), finalize=False)
             cbs.on_test_batch_end(n - 1)
@@ -380,7 +405,7 @@ class Model(Layer):
         bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
         outs = []
         for n, batch in enumerate(data.epoch(), 1):
-            out = self.predict_step(batch)
+            out = self._step_function("predict_step")(batch)
             outs.append(_to_numpy(out))
             if bar is not None:
                 bar.update(n, finalize=False)
@@ -397,7 +422,7 @@ class Model(Layer):
         """One training step on one batch; returns the loss (and metrics) for that batch."""
         self._need_compiled("training")
         self.reset_metrics()
-        logs = self._logs(self.train_step((_tensor(x), _tensor(y),
+        logs = self._logs(self._step_function("train_step")((_tensor(x), _tensor(y),
                                            None if sample_weight is None else _tensor(sample_weight))))
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else next(iter(logs.values())))
 
@@ -405,13 +430,13 @@ class Model(Layer):
         """Loss (and metrics) on one batch, without training."""
         self._need_compiled("evaluating")
         self.reset_metrics()
-        logs = self._logs(self.test_step((_tensor(x), _tensor(y),
+        logs = self._logs(self._step_function("test_step")((_tensor(x), _tensor(y),
                                           None if sample_weight is None else _tensor(sample_weight))))
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else next(iter(logs.values())))
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as a NumPy array."""
-        return _to_numpy(self.predict_step((_tensor(x), None, None)))
+        return _to_numpy(self._step_function("predict_step")((_tensor(x), None, None)))
 
     # -- weights on disk -------------------------------------------------------------------------------
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
