@@ -44,9 +44,11 @@ def test_compiled_custom_train_step_equals_eager_step_by_step(optimizer):
 
     eager, w_eager, it_eager, _ = run(False)
     compiled, w_compiled, it_compiled, step = run(True)
-    assert compiled == eager  # dropout draws the same masks, the optimizer the same updates
+    # dropout draws the same masks, the optimizer makes the same updates (its per-step constants are
+    # computed by tapeflow ops in the graph, by NumPy eagerly: equal on the CPU, within an ulp on a GPU)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
     for a, b in zip(w_compiled, w_eager):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     assert it_compiled == it_eager == 4 and step.experimental_get_tracing_count() == 1
 
 
@@ -64,9 +66,11 @@ def _fit(run_eagerly, **compile_kwargs):
 def test_fit_runs_its_steps_through_tf_function_and_equals_run_eagerly():
     compiled, h_compiled = _fit(False)
     eager, h_eager = _fit(True)
-    assert h_compiled == h_eager
+    assert h_compiled.keys() == h_eager.keys()
+    for k in h_eager:
+        np.testing.assert_allclose(h_compiled[k], h_eager[k], rtol=1e-6)
     for a, b in zip(compiled.get_weights(), eager.get_weights()):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     fns = compiled._step_functions
     assert set(fns) == {"train_step", "test_step"} and not eager._step_functions
     # batches of 5 from 12 examples: a full batch and the last one of 2: two traces, not one per step
