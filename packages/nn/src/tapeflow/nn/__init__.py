@@ -30,3 +30,6 @@ from .models import Model, Sequential  # noqa: E402,F401
 from .checkpoint import Checkpoint, CheckpointManager  # noqa: E402,F401
 
 models = __import__("tapeflow.nn.models", fromlist=["Model"])
+
+# the seeds' tf.nn.graph_callable: a graph function (tf.function)
+from tapeflow.core.function import function as graph_callable  # noqa: E402,F401
