@@ -210,7 +210,10 @@ class Plan:
                 template.append(None)
             attrs = node.attrs or None
             late = _late_of(attrs) if attrs else None
-            steps.append((node.prim.impl, node.dev, tuple(slot[id(t)] for t in node.inputs), out, attrs, late, node))
+            # inputs already on the node's device (the common case) need no check when the graph runs
+            move = any(t._dev is not node.dev for t in node.inputs)
+            steps.append((node.prim.impl, node.dev, tuple(slot[id(t)] for t in node.inputs), out, attrs, late, node,
+                          move))
         self.steps = tuple(steps)
         self.template = template
         self.outs = tuple(slot[id(t)] if isinstance(t, Tensor) else None for t in outputs)
@@ -222,11 +225,10 @@ class Plan:
         env = self.template.copy()
         env[:len(args)] = args
         rec = hooks.recorder
-        for impl, dev, ins, out, attrs, late, node in self.steps:
+        for impl, dev, ins, out, attrs, late, node, move in self.steps:
             vals = [env[i] for i in ins]
-            for j, v in enumerate(vals):
-                if v._dev is not dev:
-                    vals[j] = v.to(dev)
+            if move:
+                vals = [v if v._dev is dev else v.to(dev) for v in vals]
             if late is not None:
                 attrs = {**attrs, **late()}
             try:
@@ -529,7 +531,10 @@ class ConcreteFunction:
             flat.append(t)
         return self._call_flat(flat)
 
-    def _call_flat(self, flat):
+    def _call_flat(self, flat, placed=False):
+        if not placed:  # inputs go to the devices the graph was traced for
+            phs = self.graph.inputs
+            flat = [t if t._dev is p._dev else t.to(p._dev) for t, p in zip(flat, phs)]
         outs = self._plan.run(flat, self.graph.name)
         if self._single is not None:
             return outs[0]
@@ -651,7 +656,8 @@ class Function:
         self._held: dict = {}
         self._lock = threading.RLock()
         self._traces = 0
-        self._recent: list = []
+        self._streak = 0  # consecutive calls that traced (the retracing warning)
+        self._fast: dict = {}  # calls with tensors only: (dtype, shape, device) per argument -> concrete function
         self._last_key = None
         self._converted = None
         self._variables_created = False
@@ -701,6 +707,19 @@ class Function:
         if _trace.graph is not None and hooks.tracing:
             # called while another function is traced: its ops join that graph
             return self._traced_callable()(*args, **kwargs)
+        if not kwargs and self._signature is None:  # the common case, tensors only: a flat key
+            try:
+                key = tuple([(a._dtype, a._shape, a._dev) for a in args if type(a) is Tensor])
+            except AttributeError:
+                key = None
+            if key is not None and len(key) == len(args):
+                cf = self._fast.get(key)
+                if cf is not None:
+                    self._streak = 0
+                    return cf._call_flat(list(args), True)
+                cf, flat = self._concrete(args, kwargs, run=True)
+                self._fast[key] = cf
+                return cf._call_flat(flat)
         cf, flat = self._concrete(args, kwargs, run=True)
         return cf._call_flat(flat)
 
@@ -792,14 +811,14 @@ class Function:
                     if cf is None:
                         cf = self._cache["signature"] = self._trace(
                             tuple(self._signature), {}, list(nest.flatten(list(self._signature))), "signature", None)
-            self._note_call(False)
+            self._streak = 0
             return cf, [t for t in flat if isinstance(t, Tensor)]
         leaves: list = []
         held: list = []
         key = _encode((args, kwargs), leaves, held)
         cf = self._cache.get(key)
         if cf is not None:
-            self._note_call(False)
+            self._streak = 0
             return cf, leaves
         with self._lock:
             cf = self._cache.get(key)
@@ -818,12 +837,6 @@ class Function:
                 cf = self._trace(args, kwargs, [_leaf_spec(t) for t in leaves], key, held)
                 self._cache[key] = cf
         return cf, leaves
-
-    def _note_call(self, traced):
-        r = self._recent
-        r.append(traced)
-        if len(r) > _RETRACE_WINDOW:
-            del r[0]
 
     def _trace(self, args, kwargs, specs, key, held):
         name = self._name
@@ -864,12 +877,11 @@ class Function:
             self._held[key] = held
         self._warn_retracing(key, params)
         self._last_key = key
-        self._note_call(True)
+        self._streak += 1
         return cf
 
     def _warn_retracing(self, key, params):
-        recent = self._recent[-(_RETRACE_WINDOW - 1):] + [True]
-        if self._warned or self._traces <= _RETRACE_WINDOW or not all(recent) or len(recent) < _RETRACE_WINDOW:
+        if self._warned or self._traces <= _RETRACE_WINDOW or self._streak + 1 < _RETRACE_WINDOW:
             return
         self._warned = True
         changed = _changed_argument(self._last_key, key, params)
