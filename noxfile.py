@@ -3,6 +3,7 @@
     nox -s tests      the whole test suite, once per backend present (cpu, opencl, cuda)
     nox -s demo       install the full stack and run the main job
     nox -s bench      benchmarks beside NumPy / PyTorch / TensorFlow, in one run
+    nox -s bench_distributed   tf.distribute's all-reduce vs raw mpi4py, an MLP step on 1/2/3 MPI processes
     nox -s lint       ruff (pinned) with ruff.toml
     nox -s tests_per_package   each package's tests with only it and what it declares installed
     nox -s install    fresh installs of each install shape (core + autodiff alone, full stack),
@@ -25,7 +26,7 @@ nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = False
 
 # dependency order; a package folder without a pyproject.toml is not there yet
-ORDER = ["kernels-c", "core", "autodiff", "data", "nn"]
+ORDER = ["kernels-c", "core", "autodiff", "data", "nn", "distribute"]
 EXTRAS = {"nn": "[summary]", "data": "[digits]"}
 TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'"]
 BACKENDS = ["cpu", "opencl", "cuda"]
@@ -84,6 +85,14 @@ def bench(session):
     install_packages(session, ORDER)
     session.install("torch==2.13.0", "tensorflow-cpu", "psutil")
     session.run("python", "benchmarks/run_all.py", *session.posargs)
+
+
+@nox.session
+def bench_distributed(session):
+    """tapeflow-distribute: all-reduce bandwidth against raw mpi4py on the same buffers, and an MLP step on
+    1, 2 and 3 processes (mpiexec from the mpich wheel the package depends on)."""
+    install_packages(session, ORDER)
+    session.run("python", "benchmarks/bench_distributed.py", *session.posargs)
 
 
 @nox.session

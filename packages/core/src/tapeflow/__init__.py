@@ -37,6 +37,7 @@ _LAZY = {
     "train": ("tapeflow.nn.train", None, "tapeflow-nn"),
     "summary": ("tapeflow.nn.summary", None, "tapeflow-nn"),
     "data": ("tapeflow.data", None, "tapeflow-data"),
+    "distribute": ("tapeflow.distribute", None, "tapeflow-distribute"),
 }
 
 

@@ -38,6 +38,7 @@ from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundEr
 from tapeflow.core.tensor import constant
 from tapeflow.core.variables import Variable
 
+from . import _distribute
 from .layers import base as _base
 from .layers.base import Layer
 from .metrics import Metric
@@ -191,6 +192,8 @@ def _tmp_pattern(*names) -> re.Pattern:
 def _atomic_write(path: str, data: bytes):
     """Write ``data`` to ``path`` through a locked temporary renamed into place (readers see the old
     file or the new one, never half of one; a failed write removes its temporary)."""
+    if not _distribute.is_chief():  # under tf.distribute only the chief (MPI rank 0) writes
+        return
     d = os.path.dirname(os.path.abspath(path))
     while True:
         tmp = _tmp_name(path)
@@ -231,6 +234,8 @@ def _atomic_write(path: str, data: bytes):
 def _sweep_temporaries(directory, pattern: re.Pattern):
     """Remove the temporaries in ``directory`` whose names ``pattern`` matches and that no live write
     holds (a killed write's lock went with its process); other files are never touched."""
+    if not _distribute.is_chief():  # the chief's temporaries are its own
+        return
     try:
         names = os.listdir(directory)
     except OSError:
@@ -813,7 +818,7 @@ class CheckpointManager:
             for old in drop:
                 if self._keep_hours is not None and self._preserve(old):
                     continue
-                if _inside(self._directory, old):
+                if _inside(self._directory, old) and _distribute.is_chief():
                     try:
                         os.unlink(_file(old))
                     except FileNotFoundError:

@@ -24,6 +24,7 @@ from tapeflow.core.variables import Variable
 import tapeflow.core as K
 from tapeflow.core.function import function as _tf_function, functions_run_eagerly
 from tapeflow.autodiff import pause_all
+from . import _distribute
 from . import callbacks as _cb
 from . import losses as _losses
 from . import metrics as _metrics
@@ -330,6 +331,8 @@ class Model(Layer):
             if _is_dataset(x):
                 raise ValueError("validation_split needs array inputs; pass validation_data with a dataset")
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
+        strategy = _distribute.strategy_of(self)  # under tf.distribute: global batches split over the replicas
+        seed = seed if strategy is None else strategy._shared_seed(seed, shuffle)
         train = DataAdapter(x, y, sample_weight, batch_size, steps_per_epoch, shuffle=shuffle, seed=seed)
         verbose = 1 if verbose == "auto" else int(verbose)
         history = _cb.History()
@@ -348,7 +351,8 @@ class Model(Layer):
             returned = None
             for step, data in enumerate(train.epoch()):
                 cbs.on_train_batch_begin(step)
-                returned = self._step_function("train_step")(data)
+                returned = self._step_function("train_step")(data) if strategy is None else \
+                    strategy._fit_step(self, data)
                 logs = self._logs(returned)
                 cbs.on_train_batch_end(step, logs)
                 done = step + 1

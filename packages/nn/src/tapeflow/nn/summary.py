@@ -33,6 +33,8 @@ from tapeflow.core.variables import Variable
 
 import tapeflow.core as K
 
+from . import _distribute
+
 _DEFAULT = []   # stack of default writers
 _STEP = [None]  # tf.summary.experimental.set_step
 _RECORD = [True]
@@ -184,6 +186,8 @@ def create_file_writer(logdir, max_queue=None, flush_millis=None, filename_suffi
     >>> type(tf.summary.create_file_writer(tempfile.mkdtemp())).__name__
     'SummaryWriter'
     """
+    if not _distribute.is_chief():  # under tf.distribute only the chief (MPI rank 0) writes summaries
+        return _NoopWriter()
     return SummaryWriter(logdir, max_queue=10 if max_queue is None else max_queue,
                          flush_millis=120000 if flush_millis is None else flush_millis,
                          filename_suffix=filename_suffix or "")

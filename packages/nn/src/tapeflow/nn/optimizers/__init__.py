@@ -21,6 +21,7 @@ from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
 from .. import _args as A
+from .. import _distribute
 import tapeflow.core as K
 from tapeflow.autodiff import pause_all
 from ..layers import base as _base
@@ -86,6 +87,7 @@ class Optimizer:
         self._slots = {}  # variable -> {slot name: variable}
         self._order = []  # variables in the order their slots were made
         self._exclude_wd = set()
+        self._distribute_strategy = _distribute.current_strategy()  # fit trains under it
 
     # -- learning rate ---------------------------------------------------------------------
     @property
@@ -187,12 +189,17 @@ class Optimizer:
                                        f"{[v.name for _, v in pairs][:10]}; allowed: at least one gradient "
                                        "(is the loss connected to the variables?)", "ApplyGradients")
         pairs = [(g, v) for g, v in pairs if g is not None]
+        for _, v in pairs:
+            if not isinstance(v, Variable):
+                raise InvalidArgumentError(f"can only update Variables, got {type(v).__name__}", "ApplyGradients")
+        ctx = _distribute.update_context()
+        if ctx is not None:  # under a tf.distribute strategy: the replicas' gradients are summed first
+            return ctx._apply_gradients(self, pairs, global_step, self._apply_pairs)
+        return self._apply_pairs(pairs, global_step)
+
+    def _apply_pairs(self, pairs, global_step):
         with pause_all():
             if pairs:
-                for _, v in pairs:
-                    if not isinstance(v, Variable):
-                        raise InvalidArgumentError(f"can only update Variables, got {type(v).__name__}",
-                                                   "ApplyGradients")
                 grads = [_as_grad(g, v) for g, v in pairs]
                 variables = [v for _, v in pairs]
                 grads = self._clip(grads)

@@ -1,0 +1,35 @@
+"""A worker that fails ends the job: its traceback is printed, then MPI_Abort stops every process.
+
+Without this, the other workers would wait forever in their next collective for the one that died.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+
+_installed = [False]
+
+
+def install(rank: int) -> None:
+    """Make an uncaught exception on this worker print its traceback (marked with the rank) and abort the job."""
+    if _installed[0]:
+        return
+    _installed[0] = True
+    previous = sys.excepthook
+
+    def hook(tp, value, tb):
+        try:
+            sys.stdout.flush()
+            sys.stderr.write(f"tapeflow.distribute: worker {rank} raised {tp.__name__}; aborting the whole job "
+                             "(MPI_Abort)\n")
+            traceback.print_exception(tp, value, tb)
+            sys.stderr.flush()
+        finally:
+            try:
+                from mpi4py import MPI
+
+                MPI.COMM_WORLD.Abort(1)
+            except Exception:  # noqa: BLE001 - MPI is gone: at least report as usual
+                previous(tp, value, tb)
+
+    sys.excepthook = hook

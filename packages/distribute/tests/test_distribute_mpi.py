@@ -1,0 +1,159 @@
+"""MultiWorkerMirroredStrategy under mpiexec -n 2 and -n 3 (core + autodiff only): a custom training loop
+equals one process on the same global batch, replicas stay bit-identical, initial variables are broadcast,
+buckets do not change the sums, and faults end the job."""
+import json
+import subprocess
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from tapeflow.distribute.testing import run_mpi
+
+# one replica's training loop: a 2-layer MLP, SGD by hand over all-reduced gradients
+LOOP = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tapeflow as tf
+
+    out, bytes_per_pack, seeded = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(bytes_per_pack=bytes_per_pack))
+    rank, n = strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync
+    if seeded:
+        tf.random.set_seed(1)
+    else:
+        tf.random.set_seed(100 + rank)        # every worker draws other values: the broadcast makes them equal
+    with strategy.scope():
+        w1 = tf.Variable(tf.random.normal([5, 16]), name="w1")
+        b1 = tf.Variable(tf.zeros([16]), name="b1")
+        w2 = tf.Variable(tf.random.normal([16, 3]) * 0.3, name="w2")
+        b2 = tf.Variable(tf.zeros([3]), name="b2")
+    variables = [w1, b1, w2, b2]
+    initial = [v.numpy().tolist() for v in variables]
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 5)).astype(np.float32)
+    y = rng.integers(0, 3, size=60)
+    GLOBAL = 12
+    batches = [(x[i:i + GLOBAL], y[i:i + GLOBAL]) for i in range(0, 60, GLOBAL)] * 4   # 4 epochs
+
+    def step(xb, yb):
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(tf.nn.relu(tf.matmul(xb, w1) + b1), w2) + b2
+            per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits)
+            loss = tf.distribute.compute_average_loss(per_example, global_batch_size=GLOBAL)
+        grads = tape.gradient(loss, variables)
+        grads = tf.distribute.get_replica_context().all_reduce("SUM", grads)
+        for v, g in zip(variables, grads):
+            v.assign_sub(0.2 * g)
+        return loss
+
+    losses = []
+    for xb, yb in strategy.experimental_distribute_dataset(batches):
+        per_replica = strategy.run(step, args=(tf.constant(xb), tf.constant(yb, tf.int32)))
+        losses.append(float(strategy.reduce("SUM", per_replica, axis=None)))
+    gathered = strategy.gather(tf.fill([2], float(rank)), axis=0).numpy().tolist()
+    with open(f"{out}.{rank}.json", "w") as f:
+        json.dump({"n": n, "initial": initial, "final": [v.numpy().tolist() for v in variables],
+                   "losses": losses, "gathered": gathered}, f)
+""")
+
+
+def _run(tmp_path, n, bytes_per_pack=0, seeded=True, name="loop"):
+    script = tmp_path / f"{name}.py"
+    script.write_text(LOOP)
+    out = tmp_path / f"{name}-{n}-{bytes_per_pack}"
+    proc = run_mpi(script, n, [out, bytes_per_pack, int(seeded)], timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [json.loads(open(f"{out}.{r}.json").read()) for r in range(n)]
+
+
+def _close(a, b, rtol=1e-5):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return np.allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max())
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory):
+    return _run(tmp_path_factory.mktemp("one"), 1)[0]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_custom_loop_equals_one_process_and_replicas_are_bit_identical(tmp_path, one_process, n):
+    runs = _run(tmp_path, n, bytes_per_pack=256)   # several buckets per step
+    assert all(r["n"] == n for r in runs)
+    for r in runs[1:]:
+        assert r["final"] == runs[0]["final"]     # bit-identical replicas
+        assert r["losses"] == runs[0]["losses"]
+    for got, want in zip(runs[0]["final"], one_process["final"]):
+        assert _close(got, want), (got, want)
+    assert _close(runs[0]["losses"], one_process["losses"])
+    assert sum(one_process["losses"][-5:]) < sum(one_process["losses"][:5])     # it trained
+    assert runs[0]["gathered"] == [float(r) for r in range(n) for _ in range(2)]
+
+
+def test_variables_created_in_scope_are_broadcast_from_rank_0_without_a_shared_seed(tmp_path):
+    runs = _run(tmp_path, 2, seeded=False)
+    assert runs[0]["initial"] == runs[1]["initial"]
+    assert runs[0]["final"] == runs[1]["final"]
+
+
+FAULT = textwrap.dedent("""
+    import os, signal, sys, time
+    import tapeflow as tf
+
+    mode = sys.argv[1]
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    rank = strategy.cluster_resolver.task_id
+    shape = [3, 4 + rank] if mode == "shape" else [3, 4]
+    with strategy.scope():
+        vs = [tf.Variable(tf.zeros([2]), name=f"v{i}") for i in range(2 + (rank if mode == "count" else 0))]
+        vs.append(tf.Variable(tf.zeros(shape), name="kernel"))
+    ctx_grads = [tf.ones(v.shape) for v in vs]
+    if mode == "raise" and rank == 1:
+        raise RuntimeError("worker one broke on purpose")
+    if mode == "kill" and rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("SUM", ctx_grads))
+    time.sleep(60)   # the healthy workers would wait here for the failed one (well past the test's limit)
+""")
+
+
+def _fault(tmp_path, mode, n=2):
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    t0 = time.monotonic()
+    proc = run_mpi(script, n, [mode], timeout=45)
+    return proc, time.monotonic() - t0
+
+
+def test_an_exception_on_one_worker_ends_the_job_with_its_traceback(tmp_path):
+    proc, _ = _fault(tmp_path, "raise", n=3)
+    assert proc.returncode != 0
+    assert "worker 1 raised RuntimeError" in proc.stderr and "worker one broke on purpose" in proc.stderr
+
+
+def test_a_worker_killed_with_sigkill_makes_mpiexec_fail(tmp_path):
+    proc, _ = _fault(tmp_path, "kill")
+    assert proc.returncode != 0
+
+
+def test_mismatched_shapes_are_named_at_the_first_collective(tmp_path):
+    proc, _ = _fault(tmp_path, "shape")
+    assert proc.returncode != 0
+    assert "variable 'kernel:0' is float32[3, 4] on rank 0 but 'kernel:0' is float32[3, 5] on rank 1" in proc.stderr
+    assert "[Op:CollectiveBcast]" in proc.stderr
+
+
+def test_mismatched_variable_counts_are_named_at_the_first_collective(tmp_path):
+    proc, _ = _fault(tmp_path, "count")
+    assert proc.returncode != 0
+    assert "rank 0 has 3 variables but rank 1 has 4 (differing: ['v2:0'])" in proc.stderr
+
+
+def test_mpiexec_comes_with_the_package():
+    from tapeflow.distribute.testing import mpiexec
+
+    out = subprocess.run([mpiexec(), "--version"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "HYDRA" in out.stdout.upper()
