@@ -79,6 +79,25 @@ def test_layer_on_symbolic_input_gives_symbolic_output_and_builds():
     assert np.isfinite(d.kernel.numpy()).all()
 
 
+def test_unknown_batch_stays_unknown_through_layers():
+    x = tf.keras.Input(shape=(4, 4, 3))
+    flat = L.Flatten()(x)
+    seq = tf.keras.Input(shape=(5, 3))
+    rnn = L.LSTM(2, return_sequences=True)(seq)
+
+    class LazyScale(L.Layer):  # makes its weight inside call (as attention layers do), not in build
+        def call(self, x):
+            if not hasattr(self, "w"):
+                self.w = self.add_weight("w", (x.shape[-1],), initializer="ones")
+            return x * self.w
+
+    att = LazyScale()(seq)
+    assert tuple(flat.shape) == (None, 48) and tuple(rnn.shape) == (None, 5, 2) and tuple(att.shape) == (None, 5, 3)
+    model = tf.keras.Model([x, seq], [L.Dense(1)(flat), rnn, att])
+    out = model([np.ones((2, 4, 4, 3), np.float32), np.ones((2, 5, 3), np.float32)])
+    assert [tuple(o.shape) for o in out] == [(2, 1), (2, 5, 2), (2, 5, 3)]
+
+
 def test_layer_called_on_a_layer_says_what_it_expected():
     with pytest.raises(TypeError, match=r'layer "dense" \(Dense\) was called on an object of type InputLayer.*'
                                         r"allowed: a tensor.*tf.keras.Input"):

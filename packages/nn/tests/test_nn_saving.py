@@ -216,6 +216,43 @@ def test_every_layer_config_round_trips(name, cls):
     _round_trip(_make(cls, LAYER_ARGS))
 
 
+# constructor arguments a config may leave out: the base Layer's shape aliases (a config has batch_input_shape or
+# batch_shape), and per class: InputLayer's shape (batch_shape holds it), initial weights (not config, as Keras 3)
+_BASE_ALIASES = {"self", "input_shape", "batch_input_shape", "input_dim", "batch_size", "autocast"}
+_NOT_CONFIG = {"InputLayer": {"shape"}, "Bidirectional": {"weights"}}
+
+
+@pytest.mark.parametrize("name,cls", _layer_classes(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_layer_config_holds_every_constructor_argument(name, cls):
+    layer = _make(cls, LAYER_ARGS)
+    cfg = layer.get_config()
+    params = [p for p, prm in inspect.signature(cls.__init__).parameters.items()
+              if prm.kind not in (prm.VAR_KEYWORD, prm.VAR_POSITIONAL) and p not in _BASE_ALIASES]
+    missing = [p for p in params if p not in cfg and p not in _NOT_CONFIG.get(name, ())]
+    assert not missing, (f"{name}.get_config() lacks constructor argument(s) {missing} (a saved model would lose "
+                         f"them): edit {inspect.getsourcefile(cls)}")
+
+
+def test_layer_arguments_survive_a_save(tmp_path):
+    reg = tf.keras.regularizers.L2(0.25)
+    x = tf.keras.Input(shape=(4, 3))
+    y = L.LSTM(2, recurrent_dropout=0.1, kernel_initializer="he_normal", kernel_regularizer=reg)(x)
+    y = L.BatchNormalization(moving_variance_initializer="zeros", gamma_regularizer="l2")(y)
+    y = L.Dense(2, bias_regularizer=reg)(y)
+    model = tf.keras.Model(x, y)
+    model.save(tmp_path / "args.keras")
+    again = tf.keras.models.load_model(tmp_path / "args.keras")
+    lstm, bn, dense = again.layers[1:]
+    assert lstm.cell.recurrent_dropout == 0.1 and lstm.get_config()["kernel_initializer"]["class_name"] == "HeNormal"
+    assert lstm.get_config()["kernel_regularizer"] == {"class_name": "L2", "config": {"l2": 0.25}}
+    assert bn.get_config()["moving_variance_initializer"]["class_name"] == "Zeros"
+    assert bn.get_config()["gamma_regularizer"] == "l2"
+    assert dense.get_config()["bias_regularizer"] == {"class_name": "L2", "config": {"l2": 0.25}}
+    # the regularizers act: the reloaded model has the same extra losses
+    np.testing.assert_allclose(sorted(float(v) for v in again.losses), sorted(float(v) for v in model.losses),
+                               rtol=1e-6)
+
+
 @pytest.mark.parametrize("module", ["optimizers", "losses", "metrics", "initializers", "regularizers"])
 def test_every_optimizer_loss_metric_initializer_regularizer_round_trips(module):
     import importlib

@@ -181,9 +181,11 @@ def _fresh(t, seen):
 
 
 def _traced(layer, args, kwargs):
+    g = _runner.Graph()
+    g.variables = []  # a variable a call creates is made eagerly (core's Variable does so while tracing)
     _STATE.depth += 1
     try:
-        with _runner.tracing(_runner.Graph()):
+        with _runner.tracing(g):
             return Layer.__call__(layer, *args, **kwargs)
     finally:
         _STATE.depth -= 1

@@ -103,6 +103,12 @@ def get(identifier):
     """
     if identifier is None or isinstance(identifier, Regularizer) or callable(identifier):
         return identifier
+    if isinstance(identifier, dict) and "class_name" in identifier:  # what serialize() wrote
+        cls = {"L1": L1, "L2": L2, "L1L2": L1L2}.get(identifier["class_name"])
+        if cls is None:
+            raise ValueError(f"unknown regularizer class {identifier['class_name']!r}; allowed: L1, L2, L1L2 "
+                             "(a class of your own: pass the object)")
+        return cls.from_config(identifier.get("config") or {})
     if isinstance(identifier, str):
         table = {"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2}
         try:
@@ -110,3 +116,17 @@ def get(identifier):
         except KeyError:
             raise ValueError(f"unknown regularizer {identifier!r}; allowed: l1, l2, l1_l2") from None
     raise TypeError(f"a regularizer must be a name, a Regularizer or a callable, not {type(identifier).__name__}")
+
+
+def serialize(regularizer):
+    """A layer config's value for ``regularizer``: None and names as they are, a Regularizer as
+    ``{"class_name", "config"}`` (``get`` takes it back), a plain callable as it is.
+
+    >>> import tapeflow as tf
+    >>> cfg = tf.keras.regularizers.serialize(tf.keras.regularizers.L2(0.5))
+    >>> cfg, tf.keras.regularizers.get(cfg).l2
+    ({'class_name': 'L2', 'config': {'l2': 0.5}}, 0.5)
+    """
+    if isinstance(regularizer, Regularizer):
+        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    return regularizer

@@ -7,6 +7,7 @@ from .. import _args as A
 import tapeflow.core as K
 from .. import activations as _act
 from .. import initializers as _init
+from .. import regularizers as _reg
 from .base import InputSpec, Layer
 
 
@@ -95,7 +96,10 @@ class Conv2D(Layer):
                 "strides": self.strides, "padding": self.padding, "dilation_rate": self.dilation_rate,
                 "activation": _act.serialize(self.activation), "use_bias": self.use_bias,
                 "kernel_initializer": _init.serialize(_init.get(self.kernel_initializer)),
-                "bias_initializer": _init.serialize(_init.get(self.bias_initializer))}
+                "bias_initializer": _init.serialize(_init.get(self.bias_initializer)),
+                "kernel_regularizer": _reg.serialize(self.kernel_regularizer),
+                "bias_regularizer": _reg.serialize(self.bias_regularizer), "kernel_constraint": self.kernel_constraint,
+                "bias_constraint": self.bias_constraint, "data_format": "channels_last"}
 
 
 class _Pool2D(Layer):
@@ -119,7 +123,7 @@ class _Pool2D(Layer):
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
-                "padding": self.padding}
+                "padding": self.padding, "data_format": "channels_last"}
 
 
 class MaxPooling2D(_Pool2D):
@@ -166,7 +170,7 @@ class GlobalAveragePooling2D(Layer):
         return (n, 1, 1, c) if self.keepdims else (n, c)
 
     def get_config(self):
-        return {**super().get_config(), "keepdims": self.keepdims}
+        return {**super().get_config(), "data_format": "channels_last", "keepdims": self.keepdims}
 
 
 class GlobalAveragePooling1D(Layer):
@@ -206,7 +210,7 @@ class GlobalAveragePooling1D(Layer):
         return (n, 1, c) if self.keepdims else (n, c)
 
     def get_config(self):
-        return {**super().get_config(), "keepdims": self.keepdims}
+        return {**super().get_config(), "data_format": "channels_last", "keepdims": self.keepdims}
 
 
 class GlobalMaxPooling2D(GlobalAveragePooling2D):

@@ -7,6 +7,7 @@ from .. import _args as A
 import tapeflow.core as K
 from .. import activations as _act
 from .. import initializers as _init
+from .. import regularizers as _reg
 from .base import InputSpec, Layer, _TRAINING  # noqa: F401
 
 
@@ -73,7 +74,10 @@ class Dense(Layer):
     def get_config(self):
         return {**super().get_config(), "units": self.units, "activation": _act.serialize(self.activation),
                 "use_bias": self.use_bias, "kernel_initializer": _cfg_init(self.kernel_initializer),
-                "bias_initializer": _cfg_init(self.bias_initializer)}
+                "bias_initializer": _cfg_init(self.bias_initializer),
+                "kernel_regularizer": _reg.serialize(self.kernel_regularizer),
+                "bias_regularizer": _reg.serialize(self.bias_regularizer), "kernel_constraint": self.kernel_constraint,
+                "bias_constraint": self.bias_constraint}
 
 
 class Activation(Layer):
@@ -160,6 +164,8 @@ class Flatten(Layer):
         shape = inputs._shape
         if len(shape) == 1:
             return K.reshape(inputs, (shape[0], 1))
+        if shape[0] is None:  # a symbolic input of unknown batch (its other sizes known)
+            return K.reshape(inputs, (-1, _prod(shape[1:])))
         return K.reshape(inputs, (shape[0], -1) if shape[0] else (0, _prod(shape[1:])))
 
     def compute_output_shape(self, input_shape):
@@ -252,7 +258,9 @@ class Embedding(Layer):
 
     def get_config(self):
         return {**super().get_config(), "input_dim": self.input_dim, "output_dim": self.output_dim,
-                "mask_zero": self.mask_zero}
+                "embeddings_initializer": _cfg_init(self.embeddings_initializer),
+                "embeddings_regularizer": _reg.serialize(self.embeddings_regularizer), "mask_zero": self.mask_zero,
+                "input_length": self.input_length}
 
 
 class Masking(Layer):

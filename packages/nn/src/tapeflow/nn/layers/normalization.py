@@ -7,6 +7,7 @@ from .. import _args as A
 import tapeflow.core as K
 from tapeflow.autodiff import pause_all
 from .. import initializers as _init
+from .. import regularizers as _reg
 from .base import InputSpec, Layer
 
 
@@ -131,7 +132,11 @@ class BatchNormalization(Layer):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
                 "center": self.center, "scale": self.scale,
                 "beta_initializer": _init.serialize(_init.get(self.beta_initializer)),
-                "gamma_initializer": _init.serialize(_init.get(self.gamma_initializer))}
+                "gamma_initializer": _init.serialize(_init.get(self.gamma_initializer)),
+                "moving_mean_initializer": _init.serialize(_init.get(self.moving_mean_initializer)),
+                "moving_variance_initializer": _init.serialize(_init.get(self.moving_variance_initializer)),
+                "beta_regularizer": _reg.serialize(self.beta_regularizer),
+                "gamma_regularizer": _reg.serialize(self.gamma_regularizer)}
 
 
 def _normalize(x, mean, var, beta, gamma, eps, bshape=None):
@@ -189,4 +194,7 @@ class LayerNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
-                "scale": self.scale}
+                "scale": self.scale, "beta_initializer": _init.serialize(_init.get(self.beta_initializer)),
+                "gamma_initializer": _init.serialize(_init.get(self.gamma_initializer)),
+                "beta_regularizer": _reg.serialize(self.beta_regularizer),
+                "gamma_regularizer": _reg.serialize(self.gamma_regularizer)}

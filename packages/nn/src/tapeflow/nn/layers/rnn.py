@@ -12,6 +12,7 @@ from .. import _args as A
 import tapeflow.core as K
 from .. import activations as _act
 from .. import initializers as _init
+from .. import regularizers as _reg
 from tapeflow.core.errors import InvalidArgumentError
 
 from .base import InputSpec, Layer
@@ -100,7 +101,18 @@ class LSTMCell(Layer):
     def get_config(self):
         return {**super().get_config(), "units": self.units, "activation": _act.serialize(self.activation),
                 "recurrent_activation": _act.serialize(self.recurrent_activation), "use_bias": self.use_bias,
-                "unit_forget_bias": self.unit_forget_bias}
+                "unit_forget_bias": self.unit_forget_bias, **_cell_config(self)}
+
+
+def _cell_config(cell) -> dict:
+    """The initializer, regularizer and dropout arguments of an LSTM/GRU cell, as its config holds them."""
+    return {"kernel_initializer": _init.serialize(_init.get(cell.kernel_initializer)),
+            "recurrent_initializer": _init.serialize(_init.get(cell.recurrent_initializer)),
+            "bias_initializer": _init.serialize(_init.get(cell.bias_initializer)),
+            "kernel_regularizer": _reg.serialize(cell.kernel_regularizer),
+            "recurrent_regularizer": _reg.serialize(cell.recurrent_regularizer),
+            "bias_regularizer": _reg.serialize(cell.bias_regularizer), "dropout": cell.dropout,
+            "recurrent_dropout": cell.recurrent_dropout}
 
 
 class GRUCell(Layer):
@@ -188,7 +200,7 @@ class GRUCell(Layer):
     def get_config(self):
         return {**super().get_config(), "units": self.units, "activation": _act.serialize(self.activation),
                 "recurrent_activation": _act.serialize(self.recurrent_activation), "use_bias": self.use_bias,
-                "reset_after": self.reset_after}
+                "reset_after": self.reset_after, **_cell_config(self)}
 
 
 class _RNN(Layer):
@@ -272,7 +284,8 @@ class _RNN(Layer):
 
     def get_config(self):
         cfg = {**super().get_config(), **self.cell.get_config(), "return_sequences": self.return_sequences,
-               "return_state": self.return_state, "go_backwards": self.go_backwards}
+               "return_state": self.return_state, "go_backwards": self.go_backwards, "stateful": False,
+               "unroll": self.unroll}
         cfg["name"] = self.name
         return cfg
 
