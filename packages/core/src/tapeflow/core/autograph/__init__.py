@@ -202,7 +202,9 @@ def _convert(func, strict):
         _fn_cache[func] = func
         return func
     cells = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
-    closure = tuple(cells[v] if v in cells else types.CellType(_runtime if v == "ag__" else None)
+    # a global function calling itself: in the factory its name is a free variable; it names the function
+    own = {func.__code__.co_name: func.__globals__.get(func.__code__.co_name, func)}
+    closure = tuple(cells[v] if v in cells else types.CellType(_runtime if v == "ag__" else own.get(v))
                     for v in new_code.co_freevars)
     new = types.FunctionType(new_code, func.__globals__, func.__name__, func.__defaults__, closure)
     new.__kwdefaults__ = func.__kwdefaults__
