@@ -38,7 +38,8 @@ def test_sequential_save_load_round_trip(tmp_path):
     path = tmp_path / "seq.keras"
     model.save(path)
     with zipfile.ZipFile(path) as z:
-        assert sorted(z.namelist()) == ["config.json", "metadata.json", "model.weights.safetensors"]
+        assert sorted(z.namelist()) == ["config.json", "metadata.json", "model.weights.safetensors",
+                                        "optimizer.safetensors"]
         cfg = json.loads(z.read("config.json"))
     assert cfg["class_name"] == "Sequential" and [e["class_name"] for e in cfg["config"]["layers"]] == \
         ["InputLayer", "Dense", "BatchNormalization", "Dense"]
@@ -50,6 +51,27 @@ def test_sequential_save_load_round_trip(tmp_path):
     assert again.evaluate(x, x.sum(1, keepdims=True), verbose=0) == \
         pytest.approx(model.evaluate(x, x.sum(1, keepdims=True), verbose=0), rel=1e-5)
     assert tf.keras.models.load_model(path, compile=False).optimizer is None
+
+
+@pytest.mark.parametrize("run_eagerly", [True, False])
+def test_training_resumes_after_load_with_the_optimizer_state(tmp_path, run_eagerly):
+    x = _data((16, 3))
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32)
+    tf.random.set_seed(5)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), L.Dense(4, activation="tanh"), L.Dense(1)])
+    model.compile(optimizer=tf.optimizers.Adam(0.05), loss="mse", run_eagerly=run_eagerly)
+    model.fit(x, y, epochs=3, batch_size=8, verbose=0, shuffle=False)
+    path = tmp_path / "resume.keras"
+    model.save(path)
+    with zipfile.ZipFile(path) as z:
+        assert "optimizer.safetensors" in z.namelist()
+    again = tf.keras.models.load_model(path)
+    assert int(again.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy()) == 6
+    assert again.__dict__["_compile_args"]["run_eagerly"] is run_eagerly  # compiled as it was
+    for m in (model, again):
+        m.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
+    for a, b in zip(model.get_weights(), again.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
 def test_functional_save_load_round_trip(tmp_path):

@@ -198,8 +198,10 @@ class Model(Layer):
         d = self.__dict__
         # what model.save() writes as the compile config (the optimizer as it is then)
         d["_compile_args"] = {k: v for k, v in (("optimizer", optimizer), ("loss", loss), ("metrics", metrics),
-                                                ("loss_weights", loss_weights),
-                                                ("weighted_metrics", weighted_metrics)) if v is not None}
+                                                ("loss_weights", loss_weights), ("weighted_metrics", weighted_metrics),
+                                                ("run_eagerly", run_eagerly), ("jit_compile", jit_compile),
+                                                ("steps_per_execution", steps_per_execution))
+                              if v is not None and not (k == "steps_per_execution" and v == 1)}
         d["optimizer"] = _optimizers.get(optimizer)
         d["compiled_loss"] = _losses.get(loss) if loss is not None else None
         d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + \

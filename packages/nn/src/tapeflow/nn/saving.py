@@ -7,7 +7,9 @@ A ``.keras`` file is a zip archive of
   its ``compile_config`` (optimizer, loss, metrics) when it was compiled;
 * ``metadata.json``: the tapeflow version and the date it was saved;
 * ``model.weights.safetensors``: the weights, a tapeflow checkpoint file (checksummed), keyed
-  by each variable's path in the model.
+  by each variable's path in the model;
+* ``optimizer.safetensors`` (a compiled model): the optimizer's step count and slots, restored
+  when ``load_model(compile=True)`` compiles the model again, so training resumes where it was.
 
 The archive is written to a temporary file and renamed into place.  Classes of your own are
 found on loading through ``custom_objects=`` or the ``register_keras_serializable`` decorator.
@@ -40,6 +42,7 @@ _GLOBAL_CUSTOM_OBJECTS: dict = {}  # registered name ("package>name") -> class o
 _GLOBAL_CUSTOM_NAMES: dict = {}  # class or function -> registered name
 
 _CONFIG, _METADATA, _WEIGHTS = "config.json", "metadata.json", "model.weights.safetensors"
+_OPTIMIZER = "optimizer.safetensors"  # a compiled model's optimizer state: step count and slots
 # modules a config's class is looked up in when it names no module of its own (or a Keras one)
 _SEARCH = ("tapeflow.nn.layers", "tapeflow.nn.models", "tapeflow.nn.functional", "tapeflow.nn.initializers",
            "tapeflow.nn.regularizers", "tapeflow.nn.optimizers", "tapeflow.nn.losses", "tapeflow.nn.metrics",
@@ -290,17 +293,59 @@ def save_model(model, filepath, overwrite=True):
         config["compile_config"] = _compile_config(model, compile_args)
     meta = {"keras_version": "3", "tapeflow_version": __version__,
             "date_saved": datetime.datetime.now().strftime("%Y-%m-%d@%H:%M:%S")}
+    opt_leaves = _optimizer_leaves(model) if "compile_config" in config else {}
     with tempfile.TemporaryDirectory() as d:
         wpath = checkpoint._write_file(os.path.join(d, _WEIGHTS), checkpoint._leaves(model))
         with open(wpath, "rb") as f:
             weights = f.read()
+        opt_bytes = None
+        if opt_leaves:
+            opath = checkpoint._write_file(os.path.join(d, _OPTIMIZER), opt_leaves)
+            with open(opath, "rb") as f:
+                opt_bytes = f.read()
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
         z.writestr(_CONFIG, json.dumps(config))
         z.writestr(_METADATA, json.dumps(meta))
         z.writestr(_WEIGHTS, weights)
+        if opt_bytes is not None:
+            z.writestr(_OPTIMIZER, opt_bytes)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     checkpoint._atomic_write(path, buf.getvalue())
+
+
+def _optimizer_leaves(model) -> dict:
+    """{key: variable} of the compiled optimizer's state (``iterations``, the slots under their variables' paths)."""
+    from . import checkpoint
+
+    opt = model.__dict__.get("optimizer")
+    if opt is None or not hasattr(opt, "_slots"):
+        return {}
+    leaves = checkpoint._leaves(checkpoint.Checkpoint(model=model, optimizer=opt))
+    return {k: v for k, v in leaves.items() if k.startswith("optimizer/")}
+
+
+def _restore_optimizer(model, data: bytes, path):
+    """Give the compiled optimizer the state saved with the model (its slots are made first, as Keras 3
+    builds the optimizer on loading); a saved value with no variable to take it is a warning."""
+    import warnings
+
+    from . import checkpoint
+
+    opt = model.optimizer
+    if hasattr(opt, "build"):
+        opt.build(model.trainable_variables)
+    with tempfile.TemporaryDirectory() as d:
+        opath = os.path.join(d, _OPTIMIZER)
+        with open(opath, "wb") as f:
+            f.write(data)
+        values = checkpoint._read_file(opath)
+    leaves = _optimizer_leaves(model)
+    checkpoint._assign_all(path, [(k, values[k], leaves[k]) for k in values if k in leaves])
+    left = sorted(k for k in values if k not in leaves)
+    if left:
+        warnings.warn(f"{path!r}: the optimizer's saved state {left[:10]} matches no variable of the compiled "
+                      f"{type(opt).__name__}; it starts without it", stacklevel=3)
 
 
 def _compile_config(model, args):
@@ -339,6 +384,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                 raise DataLossError(f"{path!r} is not a tapeflow .keras archive: it lacks {missing}", "LoadModel")
             config = json.loads(z.read(_CONFIG).decode("utf-8"))
             weights = z.read(_WEIGHTS)
+            opt_state = z.read(_OPTIMIZER) if _OPTIMIZER in names else None
     except (zipfile.BadZipFile, UnicodeDecodeError, json.JSONDecodeError, EOFError) as e:
         raise DataLossError(f"{path!r} is damaged or not a .keras archive ({type(e).__name__}: {e})",
                             "LoadModel") from None
@@ -353,4 +399,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     if compile and cc:
         args = {k: deserialize_keras_object(v, custom_objects, safe_mode) for k, v in cc.items()}
         model.compile(**args)
+        if opt_state is not None:
+            _restore_optimizer(model, opt_state, path)
     return model
