@@ -100,8 +100,8 @@ class Tensor:
         arr = self._arr
         if arr is None:
             if self._h is None:
-                raise TypeError(f"a symbolic tensor (shape {self._shape}, {self._dtype.name}) has no value while "
-                                "its graph is traced; ops on it are recorded, its value exists only when the graph runs")
+                raise _symbolic_error(self, "its value (numpy(), np.asarray(), int(), float())",
+                                      "tapeflow ops on it (they are recorded), tf.print to see it when the graph runs")
             arr = self._dev.backend.to_numpy(self._h, None, self._shape, self._dtype.np)
             self._arr = arr
         return arr
@@ -124,16 +124,27 @@ class Tensor:
     def __len__(self):
         if not self._shape:
             raise TypeError("len() of a scalar tensor (shape ()) is undefined")
-        return self._shape[0]
+        n = self._shape[0]
+        if n is None:
+            raise _symbolic_error(self, "len() of its unknown first dimension", "tf.shape(t)[0] (the size when the "
+                                  "graph runs)")
+        return n
 
     def __iter__(self):
         if not self._shape:
             raise TypeError("iteration over a scalar tensor (shape ()) is undefined")
+        if self._shape[0] is None:
+            raise _symbolic_error(self, "iteration over its unknown first dimension",
+                                  "tf.unstack(t, num=...), tf.map_fn, or a loop over tf.range(tf.shape(t)[0])")
         from .ops import unstack
 
         return iter(unstack(self) if self._shape[0] else ())
 
     def _scalar(self, what):
+        if self._h is None and self._arr is None:
+            raise _symbolic_error(self, f"its {what}", "tf.cond (or AutoGraph) for a branch on it, tapeflow ops "
+                                  "for arithmetic, tf.shape(t) for sizes" if what == "truth value" else
+                                  "tapeflow ops on it (they are recorded), tf.shape(t) for sizes")
         if self._size != 1:
             raise InvalidArgumentError(
                 f"the {what} of a tensor with {self._size} elements (shape {tuple(self._shape)}) is "
@@ -165,12 +176,16 @@ class Tensor:
         return format(self._scalar("formatted value"), spec)
 
     def __str__(self):
+        if self._h is None and self._arr is None:
+            return self.__repr__()
         body = np.array2string(self._host(), separator=" ") if self._shape else str(self._host().item() if self._dtype.is_bool else self._host()[()])
         if "\n" in body:
             body = "\n" + body
         return f"Tensor({body}, shape={tuple(self._shape)}, dtype={self._dtype.name})"
 
     def __repr__(self):
+        if self._h is None and self._arr is None:  # symbolic: no value to print
+            return f"<tf.Tensor shape={_shape_str(self._shape)} dtype={self._dtype.name}>"
         return f"<Tensor: shape={tuple(self._shape)}, dtype={self._dtype.name}, numpy={numpy_repr(self._host())}>"
 
     def __reduce__(self):
@@ -197,6 +212,17 @@ class Tensor:
 
     def gpu(self, index: int = 0) -> "Tensor":
         return self.to(f"gpu:{index}")
+
+
+def _shape_str(shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _symbolic_error(t, what, instead) -> TypeError:
+    """The TypeError for asking a symbolic tensor (traced inside a graph function) for a value it does not have."""
+    return TypeError(f"a symbolic tensor (shape={_shape_str(t._shape)}, dtype={t._dtype.name}) inside a graph "
+                     f"function (tf.function) has no value while the function is traced, so {what} is not "
+                     f"available; use {instead}")
 
 
 def numpy_repr(arr: np.ndarray) -> str:

@@ -101,6 +101,8 @@ def broadcast_shape(sa: tuple, sb: tuple, op: str = "BroadcastTo") -> tuple:
             out.append(da)
         elif da == 1:
             out.append(db)
+        elif da is None or db is None:  # traced, a dimension unknown: the other one unless it is 1
+            out.append(db if da is None else da)
         else:
             raise InvalidArgumentError(
                 f"incompatible shapes: {tuple(sa)} vs. {tuple(sb)} (dimensions must be equal or 1)", op)

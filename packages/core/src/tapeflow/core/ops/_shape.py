@@ -39,6 +39,30 @@ def _prod(xs):
     return p
 
 
+def _dim_eq(a, b) -> bool:
+    """Whether two dimensions can be equal: equal, or one unknown (None, while tracing)."""
+    return a is None or b is None or a == b
+
+
+def _shape_eq(sa, sb) -> bool:
+    """Whether two shapes can be equal: the same rank and every dimension ``_dim_eq``."""
+    return len(sa) == len(sb) and all(a is None or b is None or a == b for a, b in zip(sa, sb))
+
+
+def _dim_prod(xs):
+    """The product of dimensions: 0 when one is 0, None (unknown) when one is unknown, else the product."""
+    xs = tuple(xs)
+    if None in xs:
+        return 0 if 0 in xs else None
+    return _prod(xs)
+
+
+def _dim_sum(xs):
+    """The sum of dimensions, None when one is unknown."""
+    xs = tuple(xs)
+    return None if None in xs else sum(xs)
+
+
 def _names(dts):
     return ", ".join(d.name for d in dts)
 
@@ -210,6 +234,8 @@ def _split_sizes(num_or_size_splits, dim, ax, op):
     if isinstance(num_or_size_splits, (int, np.integer)) or (
             isinstance(num_or_size_splits, Tensor) and not num_or_size_splits._shape):
         n = int(num_or_size_splits)
+        if dim is None and n >= 1:  # traced, the axis unknown: equal parts the graph works out when it runs
+            return [None] * n
         if n < 1 or dim % n:
             raise InvalidArgumentError(f"cannot split axis {ax} of size {dim} into {n} equal parts; allowed: a "
                                        f"positive divisor of {dim}, or a list of sizes", op)
@@ -217,6 +243,8 @@ def _split_sizes(num_or_size_splits, dim, ax, op):
     sizes = list(_shape_arg(num_or_size_splits, op, "num_or_size_splits"))
     if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
         raise InvalidArgumentError(f"size_splits = {sizes}; allowed: non-negative sizes and at most one -1", op)
+    if dim is None:  # traced, the axis unknown: the -1 part (and the sum) wait until the graph runs
+        return [None if s == -1 else s for s in sizes]
     if -1 in sizes:
         rest = dim - sum(s for s in sizes if s != -1)
         if rest < 0:

@@ -30,8 +30,11 @@ from ..tensor import Tensor, constant, make
 from . import _ew
 from ._shape import (
     _axes_arg,
+    _dim_sum,
     _range_dtype,
+    _pyslice,
     _select_plan,
+    _shape_eq,
     _split_sizes,
     _HALF,
     _INDEX,
@@ -41,6 +44,7 @@ from ._shape import (
     _creation_device,
     _int_arg,
     _names,
+    _dim_prod,
     _prod,
     _scope,
     _shape_arg,
@@ -60,13 +64,22 @@ def _filled(shape, dtype, dev, raw):
     return out
 
 
-def _fill_infer(*, shape, value, dtype):
+def _fill_infer(*like, shape, value, dtype):
     return shape, dtype
 
 
 @primitive("fill", "Fill", infer=_fill_infer)
-def _fill(dev, *, shape, value, dtype):
-    return _filled(shape, dtype, dev, np.asarray(value).astype(dtype.np).tobytes())
+def _fill(dev, *like, shape, value, dtype):
+    # ``like``: zeros_like/ones_like of a tensor traced with unknown dimensions, whose shape the output takes
+    return _filled(like[0]._shape if like else shape, dtype, dev, np.asarray(value).astype(dtype.np).tobytes())
+
+
+def _fill_like(x, value, dtype, op):
+    """``fill(x.shape, value, dtype)``; traced with unknown dimensions, the shape is ``x``'s at run time."""
+    dtype = x._dtype if dtype is None else dtype_arg(dtype, op)
+    if x._size is None:
+        return run_tensors(_fill, (x,), {"shape": x._shape, "value": value, "dtype": dtype})
+    return fill(x._shape, value, dtype)
 
 
 @register("fill", "Fill", nondiff="creates a constant")
@@ -124,7 +137,7 @@ def zeros_like(input, dtype=None, name=None):
     """
     x = to_tensor(input, "ZerosLike")
     with _device.device(_device.current() or x._dev):
-        return fill(x._shape, 0, x._dtype if dtype is None else dtype_arg(dtype, "ZerosLike"))
+        return _fill_like(x, 0, dtype, "ZerosLike")
 
 
 @register("ones_like", "OnesLike", kind="composite")
@@ -137,7 +150,7 @@ def ones_like(input, dtype=None, name=None):
     """
     x = to_tensor(input, "OnesLike")
     with _device.device(_device.current() or x._dev):
-        return fill(x._shape, 1, x._dtype if dtype is None else dtype_arg(dtype, "OnesLike"))
+        return _fill_like(x, 1, dtype, "OnesLike")
 
 
 def _eye_infer(*, num_rows, num_columns, batch_shape, dtype):
@@ -283,7 +296,8 @@ def linspace(start, stop, num, name=None, axis=0):
         a2, b2 = expand_dims(a, -1), expand_dims(b, -1)
         out = a2 + ramp * (b2 - a2)
         if n > 1:  # the last value is exactly stop
-            out = concat([out[..., :-1], broadcast_to(b2, shape + (1,))], -1)
+            last = broadcast_to(b2, shape + (1,)) if None not in shape else _broadcast_with(b2, a2)
+            out = concat([out[..., :-1], last], -1)
         if ax != len(shape):
             perm = list(range(len(shape)))
             perm.insert(ax, len(shape))
@@ -312,13 +326,26 @@ def meshgrid(*args, **kwargs):
     lens = [t._shape[0] for t in ts]
     if indexing == "xy" and len(ts) > 1:
         lens[0], lens[1] = lens[1], lens[0]
-    outs = []
+    outs, cols = [], []
     for i, t in enumerate(ts):
         pos = i if indexing == "ij" or len(ts) < 2 else (1 if i == 0 else 0 if i == 1 else i)
         shape = [1] * len(ts)
-        shape[pos] = t._shape[0]
-        outs.append(broadcast_to(reshape(t, shape), lens))
+        shape[pos] = -1
+        cols.append(reshape(t, shape))
+    for i, c in enumerate(cols):
+        if None in lens:  # traced with unknown lengths: broadcast against the other coordinate columns
+            for j, other in enumerate(cols):
+                if j != i:
+                    c = _broadcast_with(c, other)
+            outs.append(c)
+        else:
+            outs.append(broadcast_to(c, lens))
     return outs
+
+
+def _broadcast_with(x, other):
+    """``x`` broadcast against ``other``'s shape (for shapes known only when a traced graph runs)."""
+    return _select(_fill_like(other, True, _dt.bool_, "SelectV2"), x, x)
 
 
 # ---- shape, size, rank -------------------------------------------------------
@@ -398,8 +425,33 @@ def _shape_infer(x, *, shape):
     return shape, x._dtype
 
 
-@primitive("reshape", "Reshape", infer=_shape_infer)
+def _reshape_infer(x, *, shape):
+    if -1 in shape:  # traced with unknown dimensions: known when the rest of x's elements are
+        known = _dim_prod(d for d in shape if d != -1)
+        n = x._size
+        shape = tuple((n // known if n is not None and known else None) if d == -1 else d for d in shape)
+    return shape, x._dtype
+
+
+def _resolve_shape(x, shape):
+    """A reshape target with its -1 (traced, the input's size unknown until run time) resolved against ``x``."""
+    known = _prod(d for d in shape if d != -1)
+    if known == 0 or x._size % known:
+        raise InvalidArgumentError(f"cannot reshape a tensor with {x._size} elements to shape {list(shape)}",
+                                   "Reshape")
+    return tuple(x._size // known if d == -1 else d for d in shape)
+
+
+@primitive("reshape", "Reshape", infer=_reshape_infer)
 def _reshape(dev, x, *, shape):
+    if None in shape:
+        raise InvalidArgumentError(f"a reshape to {shape} traced with several unknown dimensions cannot run; "
+                                   "allowed: at most one unknown dimension in the target", "Reshape")
+    if -1 in shape:
+        shape = _resolve_shape(x, shape)
+    elif _prod(shape) != x._size:
+        raise InvalidArgumentError(f"cannot reshape a tensor with {x._size} elements (shape {tuple(x._shape)}) to "
+                                   f"shape {list(shape)}", "Reshape")
     return _view(x, shape)
 
 
@@ -429,14 +481,25 @@ def reshape(tensor, shape, name=None):
     [[0, 1, 2], [3, 4, 5]]
     """
     x = tensor if type(tensor) is Tensor else to_tensor(tensor, "Reshape")
+    if hooks.tracing and x._size is None and isinstance(shape, (tuple, list)) and None in shape:
+        # a composite op's target made of the unknown dimensions of a traced tensor: one becomes -1
+        if list(shape).count(None) == 1:
+            shape = [-1 if d is None else d for d in shape]
+        else:
+            return run(_reshape, (x,), {"shape": tuple(None if d is None else _int_arg(d, "Reshape", "shape")
+                                                         for d in shape)})
     shape = _shape_arg(shape, "Reshape")
     if shape.count(-1) > 1:
         raise InvalidArgumentError(f"only one dimension may be -1, got {list(shape)}", "Reshape")
-    if x._size is None:  # traced, with a data-dependent dimension: -1 is unknown until the graph runs
+    if x._size is None:  # traced with unknown dimensions: -1 (and the size check) wait until the graph runs
         if any(d < -1 for d in shape):
             raise InvalidArgumentError(f"shape {list(shape)} has a negative dimension; allowed: sizes >= 0 and "
                                        "one -1", "Reshape")
-        return run(_reshape, (x,), {"shape": tuple(None if d == -1 else d for d in shape)})
+        known, target = _dim_prod(x._shape), _prod(d for d in shape if d != -1)
+        if known is not None and (known != target if -1 not in shape else target == 0 or known % target):
+            raise InvalidArgumentError(
+                f"cannot reshape a tensor with {known} elements to shape {list(shape)}", "Reshape")
+        return run(_reshape, (x,), {"shape": shape})
     if -1 in shape:
         known = _prod(d for d in shape if d != -1)
         if known == 0 or x._size % known:
@@ -472,6 +535,10 @@ def squeeze(input, axis=None, name=None):
     x = to_tensor(input, "Squeeze")
     nd = len(x._shape)
     if axis is None:
+        if x._size is None and None in x._shape:
+            raise InvalidArgumentError(f"cannot squeeze every axis of size 1 of shape {tuple(x._shape)}: the rank of "
+                                       "the result depends on the unknown dimensions; allowed: an explicit axis",
+                                       "Squeeze")
         new = [d for d in x._shape if d != 1]
     else:
         axes = [axis] if isinstance(axis, (int, np.integer)) else list(_shape_arg(axis, "Squeeze", "axis"))
@@ -482,12 +549,22 @@ def squeeze(input, axis=None, name=None):
                 raise InvalidArgumentError(f"axis {a} is out of range for a tensor of rank {nd}; allowed: "
                                            f"[{-nd}, {nd})", "Squeeze")
             a %= nd
-            if x._shape[a] != 1:
+            if x._shape[a] not in (1, None):
                 raise InvalidArgumentError(f"cannot squeeze axis {a} of size {x._shape[a]} (shape "
                                            f"{tuple(x._shape)}); allowed: axes of size 1", "Squeeze")
             norm.add(a)
         new = [d for i, d in enumerate(x._shape) if i not in norm]
+    if x._size is None:
+        return _traced_reshape(x, new, tuple(0 if i in norm else _pyslice(None) for i in range(nd)))
     return reshape(x, new)
+
+
+def _traced_reshape(x, new, key):
+    """reshape(x, new) for a tensor traced with unknown dimensions (None in ``new``): one unknown becomes -1;
+    with several, ``x[key]`` (a strided_slice with new-axis or shrink entries) says the same thing."""
+    if new.count(None) <= 1:
+        return reshape(x, [-1 if d is None else d for d in new])
+    return x[key]
 
 
 @register("expand_dims", "ExpandDims", kind="composite")
@@ -505,6 +582,8 @@ def expand_dims(input, axis, name=None):
         raise InvalidArgumentError(f"axis {a} is out of range for a tensor of rank {nd}; allowed: "
                                    f"[{-(nd + 1)}, {nd}]", "ExpandDims")
     a = a % (nd + 1)
+    if x._size is None:
+        return _traced_reshape(x, list(x._shape[:a] + (1,) + x._shape[a:]), (_pyslice(None),) * a + (None, ...))
     return reshape(x, x._shape[:a] + (1,) + x._shape[a:])
 
 
@@ -566,7 +645,7 @@ def broadcast_to(input, shape, name=None):
 
 
 def _tile_infer(x, *, multiples):
-    return tuple(m * d for m, d in zip(multiples, x._shape)), x._dtype
+    return tuple(None if d is None else m * d for m, d in zip(multiples, x._shape)), x._dtype
 
 
 @primitive("tile", "Tile", infer=_tile_infer)
@@ -672,9 +751,17 @@ def _join_inputs(values, op):
     return ts
 
 
+def _merged(shapes):
+    """One shape from shapes that must agree: each dimension the first known one (traced: None where none is)."""
+    s0 = shapes[0]
+    if None not in s0:
+        return s0
+    return tuple(next((s[i] for s in shapes if s[i] is not None), None) for i in range(len(s0)))
+
+
 def _concat_infer(*ts, axis):
-    s0 = ts[0]._shape
-    return s0[:axis] + (sum(t._shape[axis] for t in ts),) + s0[axis + 1:], ts[0]._dtype
+    s0 = _merged([t._shape for t in ts])
+    return s0[:axis] + (_dim_sum(t._shape[axis] for t in ts),) + s0[axis + 1:], ts[0]._dtype
 
 
 @primitive("concat", "ConcatV2", infer=_concat_infer)
@@ -708,14 +795,15 @@ def concat(values, axis, name=None):
     ax = normalize_axis(_int_arg(axis, "ConcatV2", "axis"), nd, "ConcatV2")
     for i, t in enumerate(ts):
         s = t._shape
-        if len(s) != nd or s[:ax] != s0[:ax] or s[ax + 1:] != s0[ax + 1:]:
+        if (len(s) != nd or s[:ax] != s0[:ax] or s[ax + 1:] != s0[ax + 1:]) and \
+                not _shape_eq(s[:ax] + s[ax + 1:], s0[:ax] + s0[ax + 1:]):
             raise InvalidArgumentError(f"values[{i}] has shape {tuple(s)} but values[0] has {tuple(s0)}; allowed: "
                                        f"shapes equal except along axis {ax}", "ConcatV2")
     return run_tensors(_concat, tuple(ts), {"axis": ax})
 
 
 def _stack_infer(*ts, axis):
-    s0 = ts[0]._shape
+    s0 = _merged([t._shape for t in ts])
     return s0[:axis] + (len(ts),) + s0[axis:], ts[0]._dtype
 
 
@@ -739,7 +827,7 @@ def stack(values, axis=0, name=None):
     ts = _join_inputs(values, "Pack")
     s0 = ts[0]._shape
     for i, t in enumerate(ts):
-        if t._shape != s0:
+        if t._shape != s0 and not _shape_eq(t._shape, s0):
             raise InvalidArgumentError(f"shapes of all inputs must match: values[0].shape = {list(s0)} != "
                                        f"values[{i}].shape = {list(t._shape)}", "Pack")
     nd = len(s0)
@@ -765,6 +853,10 @@ def _split_infer(x, *, num_or_size_splits, axis):
 @primitive("split", "SplitV", infer=_split_infer)
 def _split(dev, x, *, num_or_size_splits, axis):
     xs = x._shape
+    if None in num_or_size_splits:  # traced with an unknown axis: the sizes are known now
+        num_or_size_splits = _split_sizes(len(num_or_size_splits) if set(num_or_size_splits) == {None} else
+                                          [-1 if s is None else s for s in num_or_size_splits], xs[axis], axis,
+                                          "SplitV")
     inner = _prod(xs[axis + 1:])
     return _split_kernel(x, dev, _prod(xs[:axis]), [s * inner for s in num_or_size_splits],
                          [xs[:axis] + (s,) + xs[axis + 1:] for s in num_or_size_splits])
@@ -776,6 +868,8 @@ def _unstack_infer(x, *, num, axis):
 
 @primitive("unstack", "Unpack", infer=_unstack_infer)
 def _unstack(dev, x, *, num, axis):
+    if x._shape[axis] != num:
+        raise InvalidArgumentError(f"num = {num} does not match dimension {axis} of size {x._shape[axis]}", "Unpack")
     return _split_kernel(x, dev, _prod(x._shape[:axis]), [_prod(x._shape[axis + 1:])] * num,
                          [x._shape[:axis] + x._shape[axis + 1:]] * num)
 
@@ -813,6 +907,11 @@ def unstack(value, num=None, axis=0, name=None):
         raise InvalidArgumentError("cannot unstack a scalar (shape ()); allowed: tensors of rank >= 1", "Unpack")
     ax = normalize_axis(axis, len(x._shape), "Unpack")
     n = x._shape[ax]
+    if n is None:
+        if num is None:
+            raise InvalidArgumentError(f"cannot infer num from shape {tuple(x._shape)}: dimension {ax} is unknown "
+                                       "while tracing; allowed: an explicit num", "Unpack")
+        n = _int_arg(num, "Unpack", "num")
     if num is not None and num != n:
         raise InvalidArgumentError(f"num = {num} does not match dimension {ax} of size {n}", "Unpack")
     return list(run_tensors(_unstack, (x,), {"num": n, "axis": ax}))
@@ -824,7 +923,7 @@ _PAD_MODES = {"CONSTANT": 0, "REFLECT": 1, "SYMMETRIC": 2}
 
 
 def _pad_infer(x, *, paddings, mode, constant_values):
-    return tuple(n + a + b for n, (a, b) in zip(x._shape, paddings)), x._dtype
+    return tuple(None if n is None else n + a + b for n, (a, b) in zip(x._shape, paddings)), x._dtype
 
 
 @primitive("pad", "PadV2", infer=_pad_infer)
@@ -865,8 +964,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
         if a < 0 or b < 0:
             raise InvalidArgumentError(f"paddings[{i}] = [{a}, {b}]; allowed: non-negative pads", "PadV2")
         n = x._shape[i]
-        limit = n - 1 if m == "REFLECT" else n
-        if m != "CONSTANT" and (a > limit or b > limit):
+        limit = None if n is None else n - 1 if m == "REFLECT" else n
+        if m != "CONSTANT" and limit is not None and (a > limit or b > limit):
             raise InvalidArgumentError(f"{m} padding [{a}, {b}] of axis {i} (size {n}); allowed: at most {limit} "
                                        "on each side", "MirrorPad")
     _value_bytes(constant_values, x._dtype, "PadV2", "constant_values")  # a scalar that fits x's dtype
@@ -876,7 +975,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 
 
 def _select_infer(c, x, y):
-    return _select_plan((c._shape, x._shape, y._shape), "SelectV2")[0], x._dtype
+    return _ew.broadcast_shape(_ew.broadcast_shape(c._shape, x._shape, "SelectV2"), y._shape, "SelectV2"), x._dtype
 
 
 @primitive("select", "SelectV2", infer=_select_infer)
@@ -913,7 +1012,7 @@ def _select(condition, x, y, name=None):
         y = to_tensor(y, "SelectV2", x._dtype) if _ew._is_py_scalar(y) else to_tensor(y, "SelectV2")
     if x._dtype is not y._dtype:
         _ew.dtype_mismatch(x, y, "SelectV2")
-    _select_plan((c._shape, x._shape, y._shape), "SelectV2")  # shapes that broadcast
+    _select_infer(c, x, y)  # shapes that broadcast
     return run_tensors(_select_impl, (c, x, y))
 
 

@@ -116,6 +116,8 @@ def _format(data_format, op: str):
 
 def _dim(size: int, k: int, s: int, d: int, pad, axis: str, op: str, what: str = "filter") -> tuple:
     """(output size, padding before) along one spatial axis, as TensorFlow computes them."""
+    if size is None or k is None:  # traced, a size unknown: the output's too (checked when the graph runs)
+        return None, 0
     ek = (k - 1) * d + 1
     if pad == "SAME":
         out = -(-size // s)
@@ -199,7 +201,14 @@ class _Plan:
         return g
 
 
+def _compatible(sa, sb) -> bool:
+    """Equal shapes, where a dimension unknown while tracing (None) matches any."""
+    return sa == sb or (len(sa) == len(sb) and all(a is None or b is None or a == b for a, b in zip(sa, sb)))
+
+
 def _size(shape):
+    if None in shape:  # traced with unknown dimensions
+        return None
     n = 1
     for d in shape:
         n *= d
@@ -233,13 +242,13 @@ def _conv_geometry(xs, ws, strides, padding, dilations, op, depthwise=False):
     sh, sw = _pair(strides, "strides", op)
     dh, dw = _pair(1 if dilations is None else dilations, "dilations", op)
     pad = _padding(padding, op)
-    if wc != c:
+    if wc != c and wc is not None and c is not None:
         raise InvalidArgumentError(
             f"input has {c} channels but the filter expects {wc} (input {tuple(xs)}, filter {tuple(ws)}); "
             f"allowed: filter shape [height, width, {c}, {'multiplier' if depthwise else 'out_channels'}]", op)
     oh, pt = _dim(h, kh, sh, dh, pad if isinstance(pad, str) else pad[0], "height", op)
     ow, pl = _dim(w, kw, sw, dw, pad if isinstance(pad, str) else pad[1], "width", op)
-    oc = c * m if depthwise else m
+    oc = (None if c is None or m is None else c * m) if depthwise else m
     return _Plan((n, oh, ow, oc), [n, h, w, c, kh, kw, oc, oh, ow, sh, sw, dh, dw, pt, pl],
                  {"strides": (sh, sw), "padding": pad, "dilations": (dh, dw)})
 
@@ -332,7 +341,7 @@ def _backprop_input(prim, input_sizes, filters, out_backprop, strides, padding, 
     _format(data_format, op)
     xs = _sizes(input_sizes, "input_sizes", op)
     plan = _conv_plan(op, xs, w._shape, strides, padding, dilations, depthwise)
-    if dy._shape != plan.shape:
+    if not _compatible(dy._shape, plan.shape):
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {xs} with a filter "
             f"{tuple(w._shape)} gives {plan.shape}", op)
@@ -350,7 +359,7 @@ def _backprop_filter(prim, input, filter_sizes, out_backprop, strides, padding, 
     _format(data_format, op)
     ws = _sizes(filter_sizes, "filter_sizes", op)
     plan = _conv_plan(op, x._shape, ws, strides, padding, dilations, depthwise)
-    if dy._shape != plan.shape:
+    if not _compatible(dy._shape, plan.shape):
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {tuple(x._shape)} with "
             f"a filter {ws} gives {plan.shape}", op)
@@ -684,7 +693,7 @@ def avg_pool_grad(orig_input_shape, grad, ksize, strides, padding, data_format="
     _format(data_format, op)
     xs = _sizes(orig_input_shape, "orig_input_shape", op)
     plan = _pool_plan(op, xs, ksize, strides, padding, False)
-    if g._shape != plan.shape:
+    if not _compatible(g._shape, plan.shape):
         raise InvalidArgumentError(f"grad has shape {tuple(g._shape)} but average-pooling an input {xs} gives "
                                    f"{plan.shape}", op)
     return run(_avg_pool_grad, (g,), dict(plan.attrs, orig_input_shape=xs))

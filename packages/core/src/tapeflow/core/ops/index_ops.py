@@ -27,6 +27,8 @@ from ._shape import (
     _HALF,
     _INDEX,
     _NUMERIC,
+    _dim_eq,
+    _dim_prod,
     _index_tensor,
     _int_arg,
     _names,
@@ -34,6 +36,7 @@ from ._shape import (
     _pos,
     _prod,
     _shape_arg,
+    _shape_eq,
     _value_bytes,
     strided_copy,
 )
@@ -97,7 +100,7 @@ def _gather_dims(params, indices, axis, batch_dims, op):
     if bd > ax:
         raise InvalidArgumentError(f"batch_dims = {bd} > axis = {ax}; allowed: batch_dims <= axis", op)
     for i in range(bd):
-        if params._shape[i] != indices._shape[i]:
+        if not _dim_eq(params._shape[i], indices._shape[i]):
             raise InvalidArgumentError(f"params.shape[{i}] = {params._shape[i]} != indices.shape[{i}] = "
                                        f"{indices._shape[i]}; allowed: equal batch dimensions", op)
     return ax, bd
@@ -151,7 +154,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
 def _segment_dims(data, ids, op):
     ds, is_ = data._shape, ids._shape
-    if ds[:len(is_)] != is_:
+    if not _shape_eq(ds[:len(is_)], is_):
         raise InvalidArgumentError(f"data.shape = {list(ds)} does not start with segment_ids.shape = {list(is_)}; "
                                    "allowed: segment_ids whose shape is a prefix of data's", op)
 
@@ -230,7 +233,7 @@ def segment_sum(data, segment_ids, name=None):
     op = "SegmentSum"
     x = data if type(data) is Tensor else to_tensor(data, op)
     ids = _index_tensor(segment_ids, op, "segment_ids")
-    if len(ids._shape) != 1 or not x._shape or x._shape[0] != ids._shape[0]:
+    if len(ids._shape) != 1 or not x._shape or not _dim_eq(x._shape[0], ids._shape[0]):
         raise InvalidArgumentError(f"segment_ids has shape {list(ids._shape)} for data of shape {list(x._shape)}; "
                                    "allowed: a vector as long as data's first axis", op)
     _check_data(x, op)
@@ -292,9 +295,13 @@ def gather_nd(params, indices, batch_dims=0, name=None):
     bd = _int_arg(batch_dims, "GatherNd", "batch_dims")
     ps, is_ = p._shape, idx._shape
     k = is_[-1]
+    if k is None:
+        raise InvalidArgumentError(f"indices has shape {tuple(is_)}: the length of its index tuples (the last axis) "
+                                   "decides the rank of the result; allowed: a known last axis while tracing",
+                                   "GatherNd")
     if not 0 <= bd < len(is_) or bd > len(ps):
         raise InvalidArgumentError(f"batch_dims = {bd}; allowed: [0, {min(len(is_) - 1, len(ps))}]", "GatherNd")
-    if ps[:bd] != is_[:bd]:
+    if not _shape_eq(ps[:bd], is_[:bd]):
         raise InvalidArgumentError(f"params.shape[:{bd}] = {list(ps[:bd])} != indices.shape[:{bd}] = "
                                    f"{list(is_[:bd])}; allowed: equal batch dimensions", "GatherNd")
     if k > len(ps) - bd:
@@ -308,11 +315,13 @@ def _check_scatter(idx, upd, shape, op):
     indices.shape[:-1] + shape[k:]."""
     is_, us = idx._shape, upd._shape
     k = is_[-1]
+    if k is None:  # traced, the index tuples' length unknown: checked when the graph runs
+        return
     if k > len(shape):
         raise InvalidArgumentError(f"index tuples of length {k} for shape {list(shape)}; allowed: at most "
                                    f"{len(shape)}", op)
     want = is_[:-1] + tuple(shape[k:])
-    if us != want:
+    if us != want and not _shape_eq(us, want):
         raise InvalidArgumentError(f"updates has shape {list(us)}; allowed: indices.shape[:-1] + shape[{k}:] = "
                                    f"{list(want)}", op)
 
@@ -556,11 +565,20 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     if not 0 <= a <= nd - k:
         raise InvalidArgumentError(f"axis = {axis} with a mask of rank {k} for a tensor of rank {nd}; allowed: "
                                    f"[0, {nd - k}]", "BooleanMask")
-    if x._shape[a:a + k] != m._shape:
+    if not _shape_eq(x._shape[a:a + k], m._shape):
         raise InvalidArgumentError(f"mask has shape {list(m._shape)} but the tensor's axes {a}..{a + k - 1} have "
                                    f"{list(x._shape[a:a + k])}; allowed: equal shapes", "BooleanMask")
-    if m._h is None:  # the output's size is the mask's count of trues: a symbolic mask is a TypeError
-        static_value(m, "BooleanMask", "mask")
+    if m._h is None:  # traced: the output's length is the mask's count of trues, known when the graph runs
+        from .array_ops import where
+
+        merged = x._shape[:a] + (_dim_prod(m._shape),) + x._shape[a + k:]
+        if k > 1 and merged.count(None) > 1:
+            raise InvalidArgumentError(f"a mask of rank {k} over a tensor of shape {tuple(x._shape)} with several "
+                                       "unknown dimensions; allowed: a 1-D mask, or known dimensions but one, "
+                                       "while tracing", "BooleanMask")
+        with _device.device(x._dev):
+            flat = x if k == 1 else reshape(x, [-1 if d is None else d for d in merged])
+            return gather(flat, reshape(where(reshape(m, [-1])), [-1]), axis=a)
     with _device.device(x._dev):
         flat = reshape(x, x._shape[:a] + (m._size,) + x._shape[a + k:])
         idx = reshape(_nonzero(_view(m, (m._size,))), [-1])

@@ -31,6 +31,7 @@ from .array_ops import (
     expand_dims,
     eye,
     fill,
+    ones_like,
     reshape,
     squeeze,
     stack,
@@ -39,6 +40,7 @@ from .array_ops import (
     unstack,
 )
 from .reduce_ops import _safe_sqrt, reduce_max, reduce_sum
+from .sort_ops import cumsum
 from .math_ops import (
     _cast_raw,
     _strided,
@@ -56,8 +58,14 @@ from .math_ops import (
 def _prod(xs):
     p = 1
     for v in xs:
+        if v is None:  # traced, a dimension unknown
+            return None
         p *= v
     return p
+
+
+def _shape_eq(sa, sb):
+    return len(sa) == len(sb) and all(a is None or b is None or a == b for a, b in zip(sa, sb))
 
 
 def _matrix(x, op, what="input"):
@@ -69,12 +77,14 @@ def _matrix(x, op, what="input"):
 
 
 def _diag_len(m, n, k):
+    if m is None or n is None:  # traced, a side unknown
+        return None
     return max(0, min(m, n - k) if k >= 0 else min(m + k, n))
 
 
 def _check_k(k, m, n, op):
     k = int_arg(k, op, "k")
-    if k != 0 and not -m < k < n:
+    if k != 0 and ((m is not None and k <= -m) or (n is not None and k >= n)):
         raise InvalidArgumentError(f"diagonal offset k = {k} is out of range for {m}x{n} matrices; allowed: "
                                    f"[{min(-m + 1, 0)}, {max(n - 1, 0)}]", op)
     return k
@@ -135,12 +145,14 @@ def diag(diagonal, k=0, num_rows=-1, num_cols=-1, padding_value=0, name=None):
     num_rows = int_arg(num_rows, "MatrixDiagV3", "num_rows")
     num_cols = int_arg(num_cols, "MatrixDiagV3", "num_cols")
     L = d._shape[-1]
-    if num_rows == -1 and num_cols == -1:
-        rows = cols = L + (k if k >= 0 else -k)
-    else:   # the unspecified side is the smallest that fits
-        rows = L + max(-k, 0) if num_rows == -1 else num_rows
-        cols = L + max(k, 0) if num_cols == -1 else num_cols
-    if rows < 0 or cols < 0 or _diag_len(rows, cols, k) != L or (L and not -rows < k < cols):
+    if L is None:  # traced, the diagonal's length unknown: the sides are worked out when the graph runs
+        if num_rows < -1 or num_cols < -1:
+            raise InvalidArgumentError(f"num_rows = {num_rows}, num_cols = {num_cols}; allowed: -1 or sizes >= 0",
+                                       "MatrixDiagV3")
+        rows, cols = num_rows, num_cols
+    else:
+        rows, cols = _diag_sides(L, k, num_rows, num_cols)
+    if L is not None and (rows < 0 or cols < 0 or _diag_len(rows, cols, k) != L or (L and not -rows < k < cols)):
         raise InvalidArgumentError(
             f"a diagonal of length {L} at offset k = {k} does not fit {rows}x{cols} matrices; allowed: "
             f"num_rows/num_cols whose k-th diagonal has length {L}", "MatrixDiagV3")
@@ -153,7 +165,19 @@ def diag(diagonal, k=0, num_rows=-1, num_cols=-1, padding_value=0, name=None):
     return run(_DIAG, (d,), {"k": k, "num_rows": rows, "num_cols": cols, "padding_value": padding_value})
 
 
+def _diag_sides(L, k, num_rows, num_cols):
+    """The matrices' sides for a diagonal of length ``L`` at offset ``k`` (-1: the smallest that fits)."""
+    if num_rows == -1 and num_cols == -1:
+        return L + (k if k >= 0 else -k), L + (k if k >= 0 else -k)
+    return (L + max(-k, 0) if num_rows == -1 else num_rows), (L + max(k, 0) if num_cols == -1 else num_cols)
+
+
 def _diag_infer(d, *, k, num_rows, num_cols, padding_value):
+    L = d._shape[-1]
+    if L is None:
+        num_rows, num_cols = (None if v == -1 else v for v in (num_rows, num_cols))
+    elif num_rows == -1 or num_cols == -1:
+        num_rows, num_cols = _diag_sides(L, k, num_rows, num_cols)
     return tuple(d._shape[:-1]) + (num_rows, num_cols), d._dtype
 
 
@@ -161,6 +185,11 @@ def _diag_infer(d, *, k, num_rows, num_cols, padding_value):
 def _DIAG(dev, d, *, k, num_rows, num_cols, padding_value):
     *batch, L = d._shape
     rows, cols = num_rows, num_cols
+    if rows == -1 or cols == -1:  # traced with an unknown length: the sides (and their check) are known now
+        rows, cols = _diag_sides(L, k, rows, cols)
+        if rows < 0 or cols < 0 or _diag_len(rows, cols, k) != L or (L and not -rows < k < cols):
+            raise InvalidArgumentError(f"a diagonal of length {L} at offset k = {k} does not fit {rows}x{cols} "
+                                       "matrices", "MatrixDiagV3")
     out = alloc(tuple(batch) + (rows, cols), d._dtype, dev)
     if out._size:
         be = dev.backend
@@ -226,14 +255,14 @@ def cross(a, b, name=None):
     if type(a) is not Tensor or type(b) is not Tensor:
         a, b = _ew.coerce_pair(a, b, "Cross")
     for what, t in (("a", a), ("b", b)):
-        if not t._shape or t._shape[-1] != 3:
+        if not t._shape or t._shape[-1] not in (3, None):
             raise InvalidArgumentError(f"{what} has shape {tuple(t._shape)}; allowed: a last axis of size 3",
                                        "Cross")
-    if a._shape != b._shape:
+    if a._shape != b._shape and not _shape_eq(a._shape, b._shape):
         raise InvalidArgumentError(f"a and b have shapes {tuple(a._shape)} and {tuple(b._shape)}; allowed: equal "
                                    "shapes", "Cross")
-    a0, a1, a2 = unstack(a, axis=-1)
-    b0, b1, b2 = unstack(b, axis=-1)
+    a0, a1, a2 = unstack(a, num=3, axis=-1)
+    b0, b1, b2 = unstack(b, num=3, axis=-1)
     return stack([subtract(multiply(a1, b2), multiply(a2, b1)), subtract(multiply(a2, b0), multiply(a0, b2)),
                   subtract(multiply(a0, b1), multiply(a1, b0))], axis=-1)
 
@@ -245,7 +274,7 @@ def _square(x, op, what="input"):
     if not x._dtype.is_floating:
         raise InvalidArgumentError(f"{what} has dtype {x._dtype.name}; allowed: "
                                    f"{', '.join(d.name for d in _dt.FLOATS)}", op)
-    if x._shape[-1] != x._shape[-2]:
+    if x._shape[-1] != x._shape[-2] and None not in x._shape[-2:]:
         raise InvalidArgumentError(f"{what} has shape {tuple(x._shape)}; allowed: square matrices [..., M, M]", op)
     return x
 
@@ -366,7 +395,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
     b = _matrix(rhs, op, "rhs")
     if b._dtype is not a._dtype:
         _ew.dtype_mismatch(a, b, op)
-    if b._shape[-2] != a._shape[-1]:
+    if b._shape[-2] != a._shape[-1] and None not in (b._shape[-2], a._shape[-1]):
         raise InvalidArgumentError(f"matrix has shape {tuple(a._shape)} and rhs {tuple(b._shape)}: rhs needs "
                                    f"{a._shape[-1]} rows; allowed: rhs of shape [..., {a._shape[-1]}, K]", op)
     _ew.broadcast_shape(tuple(a._shape[:-2]), tuple(b._shape[:-2]), op)
@@ -447,7 +476,7 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     b = _matrix(rhs, op, "rhs")
     if b._dtype is not a._dtype:
         _ew.dtype_mismatch(a, b, op)
-    if b._shape[-2] != a._shape[-1]:
+    if b._shape[-2] != a._shape[-1] and None not in (b._shape[-2], a._shape[-1]):
         raise InvalidArgumentError(f"matrix has shape {tuple(a._shape)} and rhs {tuple(b._shape)}: rhs needs "
                                    f"{a._shape[-1]} rows; allowed: rhs of shape [..., {a._shape[-1]}, K]", op)
     _ew.broadcast_shape(tuple(a._shape[:-2]), tuple(b._shape[:-2]), op)
@@ -485,8 +514,13 @@ def band_part(input, num_lower, num_upper, name=None):
             raise InvalidArgumentError(f"{what} = {v!r}; allowed: an integer >= -1 (-1 keeps everything)", op)
     m, n = x._shape[-2:]
     with _device.device(x._dev):
-        d = subtract(reshape(range_(n), (1, n)), reshape(range_(m), (m, 1)))   # column - row
-        keep = fill((m, n), True, _dt.bool_)
+        if m is None or n is None:  # traced, a side unknown: column and row numbers from running counts
+            one = ones_like(x, _dt.int32)
+            d = subtract(cumsum(one, axis=-1), cumsum(one, axis=-2))   # column - row
+            keep = ones_like(x, _dt.bool_)
+        else:
+            d = subtract(reshape(range_(n), (1, n)), reshape(range_(m), (m, 1)))   # column - row
+            keep = fill((m, n), True, _dt.bool_)
         if num_lower >= 0:
             keep = logical_and(keep, greater_equal(d, -int(num_lower)))
         if num_upper >= 0:
@@ -646,7 +680,7 @@ def tensordot(a, b, axes, name=None):
         if len(set(a_axes)) != len(a_axes) or len(set(b_axes)) != len(b_axes):
             raise InvalidArgumentError(f"axes = {axes!r} repeats an axis", op)
     for i, j in zip(a_axes, b_axes):
-        if a._shape[i] != b._shape[j]:
+        if a._shape[i] != b._shape[j] and None not in (a._shape[i], b._shape[j]):
             raise InvalidArgumentError(f"dimension {i} of a (size {a._shape[i]}) and dimension {j} of b (size "
                                        f"{b._shape[j]}) are contracted but differ; shapes {tuple(a._shape)} and "
                                        f"{tuple(b._shape)}", op)
@@ -740,21 +774,22 @@ def _einsum_pair(a, ta, b, tb, keep, op):
         for c, d in zip(t, x._shape):
             size.setdefault(c, []).append(d)
     for c in contract:
-        if size[c][0] != size[c][1]:
+        if size[c][0] != size[c][1] and None not in size[c]:
             raise InvalidArgumentError(f"label {c!r} has size {size[c][0]} in one operand and {size[c][1]} in "
                                        "the other", op)
     bsizes = []
     for c in batch:
         s0, s1 = size[c]
-        if s0 != s1 and 1 not in (s0, s1):
+        if s0 != s1 and 1 not in (s0, s1) and None not in (s0, s1):
             raise InvalidArgumentError(f"label {c!r} has sizes {s0} and {s1}, which do not broadcast", op)
-        bsizes.append(max(s0, s1) if 0 not in (s0, s1) else 0)
+        bsizes.append(_ew.broadcast_shape((s0,), (s1,), op)[0])
     at = transpose(a, [ta.index(c) for c in batch + a_only + contract])
     bt = transpose(b, [tb.index(c) for c in batch + contract + b_only])
-    if list(at._shape[:len(batch)]) != bsizes:
-        at = broadcast_to(at, tuple(bsizes) + tuple(at._shape[len(batch):]))
-    if list(bt._shape[:len(batch)]) != bsizes:
-        bt = broadcast_to(bt, tuple(bsizes) + tuple(bt._shape[len(batch):]))
+    if None not in bsizes:  # (traced with an unknown batch size: the operands' batch axes must agree)
+        if list(at._shape[:len(batch)]) != bsizes:
+            at = broadcast_to(at, tuple(bsizes) + tuple(at._shape[len(batch):]))
+        if list(bt._shape[:len(batch)]) != bsizes:
+            bt = broadcast_to(bt, tuple(bsizes) + tuple(bt._shape[len(batch):]))
     asz = [size[c][0] for c in a_only]
     bsz = [size[c][-1] for c in b_only]
     k = _prod(size[c][0] for c in contract)
@@ -795,10 +830,11 @@ def einsum(equation, *inputs, **kwargs):
     sizes = {}
     for t, x in zip(terms, xs):
         for c, d in zip(t, x._shape):
-            if c in sizes and sizes[c] != d and c not in _ELL:
+            if c in sizes and sizes[c] != d and c not in _ELL and None not in (sizes[c], d):
                 raise InvalidArgumentError(f"label {c!r} has size {sizes[c]} in one operand and {d} in another "
                                            f"(equation {equation!r})", op)
-            sizes.setdefault(c, d)
+            if sizes.get(c) is None:
+                sizes[c] = d
     ops = [_einsum_diagonals(x, t) for x, t in zip(xs, terms)]
     cur, tc = ops[0]
     for i in range(1, len(ops)):

@@ -658,11 +658,14 @@ def _mm_plan(sa, sb, ta, tb):
                                    "allowed: rank >= 2 (use tf.linalg.matvec or reshape a vector)", "MatMul")
     m, k = (sa[-1], sa[-2]) if ta else (sa[-2], sa[-1])
     k2, n = (sb[-1], sb[-2]) if tb else (sb[-2], sb[-1])
-    if k != k2:
+    if k != k2 and k is not None and k2 is not None:
         raise InvalidArgumentError(
             f"inner dimensions differ: {tuple(sa)}{'ᵀ' if ta else ''} @ {tuple(sb)}{'ᵀ' if tb else ''} "
             f"({k} vs {k2})", "MatMul")
     ba, bb = sa[:-2], sb[:-2]
+    if None in sa or None in sb:  # traced with unknown dimensions: the output's shape only
+        return (m, n, k, None, None, None, _ew.broadcast_shape(ba, bb, "MatMul") + (m, n), None, None,
+                {"transpose_a": ta, "transpose_b": tb})
     bcast = None
     if ba == bb:
         batch, bstr_a, bstr_b, bshape = _prod(ba), m * k, k * n, ba

@@ -319,13 +319,13 @@ def bias_add(value, bias, data_format=None, name=None):
                                    f"'NC...'), got {data_format!r}", op)
     channel_last = fmt.endswith("C")
     axis = len(x._shape) - 1 if channel_last else 1
-    if x._shape[axis] != b._shape[0]:
+    if x._shape[axis] != b._shape[0] and None not in (x._shape[axis], b._shape[0]):
         raise InvalidArgumentError(f"bias has {b._shape[0]} values but value has {x._shape[axis]} channels on axis "
                                    f"{axis} (shape {tuple(x._shape)}, data_format {fmt!r})", op)
     if not channel_last:
         from .array_ops import reshape
 
-        b = reshape(b, (b._shape[0],) + (1,) * (len(x._shape) - 2))
+        b = reshape(b, (-1,) + (1,) * (len(x._shape) - 2))
     return _add(x, b)
 
 
@@ -368,6 +368,10 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         if _ew.broadcast_shape(shape, x._shape, op) != x._shape:
             raise InvalidArgumentError(f"noise_shape {list(shape)} does not broadcast to x's shape "
                                        f"{tuple(x._shape)}", op)
+    if None in shape:
+        raise InvalidArgumentError(f"the random mask takes x's shape {tuple(x._shape)}, whose unknown dimensions a "
+                                   "trace does not have; allowed: known dimensions, or a noise_shape with 1 on the "
+                                   "unknown axes", op)
     if seed is not None:
         from .random_ops import _seed_int
 

@@ -54,7 +54,8 @@ def _red_plan(shape, axis, keepdims, tf_name):
         axes = normalize_axes(axis, len(shape), tf_name)
         out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdims else \
             tuple(d for i, d in enumerate(shape) if i not in axes)
-        outer, r, inner, perm = _reduce_plan(shape, axes)
+        # traced with unknown dimensions: the kernel's view waits until the graph runs
+        outer, r, inner, perm = _reduce_plan(shape, axes) if None not in shape else (None, None, None, None)
         pshape = pstrides = None
         if perm is not None:
             strides = _contig(shape)

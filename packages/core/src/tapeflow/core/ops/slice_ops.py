@@ -25,6 +25,7 @@ from ._shape import (
     _int_arg,
     _prod,
     _pyslice,
+    _shape_eq,
     _scope,
     _shape_arg,
     _zeros,
@@ -35,8 +36,25 @@ from .index_ops import boolean_mask, gather, gather_nd
 
 # ---- slicing --------------------------------------------------------------------
 
-@primitive("slice", "Slice", infer=lambda x, *, begin, size: (size, x._dtype))
+def _slice_sizes(begin, size, shape):
+    """``size`` with its -1 entries resolved against ``shape`` (traced, None where the dimension is unknown),
+    after checking that the block fits (what an unknown dimension decides waits until the graph runs)."""
+    sizes = []
+    for i, (bi, si, d) in enumerate(zip(begin, size, shape)):
+        if bi < 0 or (d is not None and bi > d):
+            raise InvalidArgumentError(f"begin[{i}] = {bi} is not in [0, {d}]", "Slice")
+        if si == -1:
+            si = None if d is None else d - bi
+        elif si < 0 or (d is not None and si > d - bi):
+            raise InvalidArgumentError(f"size[{i}] = {si} is not in [0, {'?' if d is None else d - bi}] (begin[{i}] "
+                                       f"= {bi}, dimension {d}); allowed: -1 or a size that fits", "Slice")
+        sizes.append(si)
+    return tuple(sizes)
+
+
+@primitive("slice", "Slice", infer=lambda x, *, begin, size: (_slice_sizes(begin, size, x._shape), x._dtype))
 def _slice(dev, x, *, begin, size):
+    size = _slice_sizes(begin, size, x._shape)  # traced attrs are checked (and their -1 resolved) only now
     if size == x._shape:
         return _view(x, size)
     strides = _contig_strides(x._shape)
@@ -59,17 +77,8 @@ def slice(input_, begin, size, name=None):
     if len(b) != nd or len(s) != nd:
         raise InvalidArgumentError(f"begin has {len(b)} and size {len(s)} entries for a tensor of rank {nd}; "
                                    f"allowed: {nd} each", "Slice")
-    sizes = []
-    for i, (bi, si, d) in enumerate(zip(b, s, x._shape)):
-        if not 0 <= bi <= d:
-            raise InvalidArgumentError(f"begin[{i}] = {bi} is not in [0, {d}]", "Slice")
-        if si == -1:
-            si = d - bi
-        if not 0 <= si <= d - bi:
-            raise InvalidArgumentError(f"size[{i}] = {si} is not in [0, {d - bi}] (begin[{i}] = {bi}, dimension "
-                                       f"{d}); allowed: -1 or a size that fits", "Slice")
-        sizes.append(si)
-    return run_tensors(_slice, (x,), {"begin": b, "size": tuple(sizes)})
+    sizes = _slice_sizes(b, s, x._shape)
+    return run_tensors(_slice, (x,), {"begin": b, "size": s if None in sizes else sizes})
 
 
 def _index_plan(shape, key, op="StridedSlice"):
@@ -90,7 +99,7 @@ def _index_plan(shape, key, op="StridedSlice"):
                                    f"allowed: at most {len(shape)}", op)
     if n_ell == 0:
         key = key + (Ellipsis,)
-    strides = _contig_strides(shape)
+    strides = _contig_strides(shape) if None not in shape else [0] * len(shape)  # traced: shapes only
     offset, out_shape, out_strides, result_shape = 0, [], [], []
     dim = 0
     for k in key:
@@ -108,8 +117,15 @@ def _index_plan(shape, key, op="StridedSlice"):
             if k.step == 0:
                 raise InvalidArgumentError(f"slice step of axis {dim} is 0; allowed: a non-zero step", op)
             try:
+                if shape[dim] is None:  # traced, the axis unknown: the slice's length is too
+                    [v.__index__() for v in (k.start, k.stop, k.step) if v is not None]
+                    out_shape.append(None)
+                    out_strides.append(0)
+                    result_shape.append(None)
+                    dim += 1
+                    continue
                 start, stop, step = k.indices(shape[dim])
-            except TypeError:
+            except (TypeError, AttributeError):
                 raise InvalidArgumentError(f"slice {k} of axis {dim} has non-integer bounds; allowed: ints or None",
                                            op) from None
             length = len(range(start, stop, step))
@@ -128,6 +144,9 @@ def _index_plan(shape, key, op="StridedSlice"):
             raise InvalidArgumentError(
                 f"only integers, slices, '...', None and integer/bool tensors are valid indices, got {k!r}",
                 op) from None
+        if shape[dim] is None:  # traced, the axis unknown: the bounds are checked when the graph runs
+            dim += 1
+            continue
         if not -shape[dim] <= i < shape[dim]:
             raise InvalidArgumentError(
                 f"index {i} is out of bounds for axis {dim} with size {shape[dim]}; allowed: "
@@ -292,7 +311,7 @@ def strided_slice_grad(shape, begin, end, strides, dy, begin_mask=0, end_mask=0,
     masks = _masks(begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, "StridedSliceGrad")
     spec = _spec_attrs(b, e, s, masks)
     result = _slice_plan(shp, spec, "StridedSliceGrad")[3]
-    if tuple(dy._shape) != result:
+    if not _shape_eq(dy._shape, result):
         raise InvalidArgumentError(f"dy has shape {tuple(dy._shape)}; allowed: {result}, the shape of the slice",
                                    "StridedSliceGrad")
     return run_tensors(_strided_slice_grad, (dy,), {"shape": shp, **spec})
@@ -407,7 +426,7 @@ def _advanced_getitem(x, keys):
             out_dim += 1
         elif isinstance(k, Tensor):
             nd = len(k._shape) if k._dtype.is_bool else 1
-            if k._dtype.is_bool and k._shape != x._shape[in_dim:in_dim + nd]:
+            if k._dtype.is_bool and not _shape_eq(k._shape, x._shape[in_dim:in_dim + nd]):
                 raise InvalidArgumentError(f"boolean index of shape {tuple(k._shape)} does not match the "
                                            f"indexed axes {tuple(x._shape[in_dim:in_dim + nd])}", op)
             basic.extend([_pyslice(None)] * nd)
@@ -430,7 +449,7 @@ def _advanced_getitem(x, keys):
             pos, t, _ = adv[0]
             if t._dtype.is_bool:
                 return boolean_mask(y, t, axis=pos)
-            return gather(y, _wrap_negative(t, y._shape[pos]), axis=pos)
+            return gather(y, _wrap_negative(t, y._shape[pos], (y, pos)), axis=pos)
         # several arrays: broadcast them together, move their axes to the front, gather_nd
         cols, axes = [], []
         for pos, t, _ in adv:
@@ -440,7 +459,7 @@ def _advanced_getitem(x, keys):
                     cols.append(w[:, j])
                     axes.append(pos + j)
             else:
-                cols.append(_wrap_negative(t, y._shape[pos]))
+                cols.append(_wrap_negative(t, y._shape[pos], (y, pos)))
                 axes.append(pos)
         cols = [c if c._dtype is _dt.int64 else _cast_index(c) for c in cols]
         bshape = ()
@@ -465,10 +484,15 @@ def _cast_index(t):
     return cast(t, _dt.int64)
 
 
-def _wrap_negative(t, n):
+def _wrap_negative(t, n, y_of_n=None):
     """Integer index tensor with negative entries counted from the end (NumPy's rule for t[[...]])."""
     if t._size == 0:
         return t
+    if n is None:  # traced, the axis unknown: its size when the graph runs
+        from .array_ops import shape
+        from .math_ops import cast
+
+        n = cast(shape(y_of_n[0])[y_of_n[1]], t._dtype) if y_of_n else None
     host = t._host()
     if int(host.min()) >= 0:  # no negatives: nothing to do (a read of the indices, not math on them)
         return t

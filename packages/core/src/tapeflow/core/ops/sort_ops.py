@@ -162,6 +162,8 @@ def _top_k_infer(x, *, k, sorted):
 @primitive("top_k", "TopKV2", infer=_top_k_infer, dtypes=_NUMERIC)
 def _top_k(dev, x, *, k, sorted):
     s = x._shape
+    if k > s[-1]:
+        raise InvalidArgumentError(f"k = {k} is not in [0, {s[-1]}] (the last axis has {s[-1]} entries)", "TopKV2")
     shape = s[:-1] + (k,)
     vals, idx = alloc(shape, x._dtype, dev), alloc(shape, _dt.int32, dev)
     check(dev.backend.top_k(x._dtype.code, x._h, vals._h, idx._h, _dt.int32.code, _prod(s[:-1]), s[-1], k), "top_k")
@@ -188,7 +190,7 @@ def top_k(input, k=1, sorted=True, name=None):
                                    "TopKV2")
     kk = k if type(k) is int else int_arg(k, "TopKV2", "k")
     n = x._shape[-1]
-    if not 0 <= kk <= n:
+    if kk < 0 or (n is not None and kk > n):  # traced, the axis unknown: checked when the graph runs
         raise InvalidArgumentError(f"k = {kk} is not in [0, {n}] (the last axis has {n} entries)", "TopKV2")
     out = run(_top_k, (x,), {"k": kk, "sorted": bool(sorted)})
     return out if type(out) is TopKV2 else TopKV2(*out)
