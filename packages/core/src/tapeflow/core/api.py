@@ -57,5 +57,6 @@ def _lazy_attr(namespace: dict, table: dict, name: str):
                               f"pip install {dist}") from None
         raise
     value = mod if attr is None else getattr(mod, attr)
-    namespace[name] = value
+    if name != "print":  # cached, except tf.print: a module global `print` would shadow the builtin
+        namespace[name] = value
     return value
