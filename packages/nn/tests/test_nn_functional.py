@@ -229,6 +229,42 @@ def test_summary_has_connected_to_column():
     assert "Total params: 16" in text
 
 
+def test_summary_wraps_long_names_inside_their_column():
+    x = tf.keras.Input(shape=(3,), name="x")
+    long = "a_dense_layer_with_a_name_longer_than_its_column"
+    model = tf.keras.Model(x, L.Dense(2, name=long)(x))
+    lines = []
+    model.summary(print_fn=lines.append)
+    body = lines[4:lines.index("=" * 92, 4)]
+    assert all(len(line) < 30 or line[29] == " " for line in body)  # the name column (30 wide) keeps its gap
+    name_part = "".join(line[1:29].rstrip() for line in body[1:])
+    assert long in name_part and "(Dense)" in name_part
+
+
+def test_layer_output_makes_a_feature_model():
+    x = tf.keras.Input(shape=(3,))
+    hidden = L.Dense(4, activation="relu", name="hidden")
+    model = tf.keras.Model(x, L.Dense(1)(hidden(x)))
+    features = tf.keras.Model(model.input, model.get_layer("hidden").output)
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(features(data).numpy(), hidden(data).numpy())
+    assert hidden.input is x
+    with pytest.raises(AttributeError, match="never been called on a symbolic input"):
+        L.Dense(2).output
+
+
+def test_sequential_has_symbolic_inputs_and_outputs():
+    seq = tf.keras.Sequential([tf.keras.Input(shape=(4,)), L.Dense(3, name="h"), L.Dense(1)])
+    assert tuple(seq.inputs[0].shape) == (None, 4) and tuple(seq.outputs[0].shape) == (None, 1)
+    trunk = tf.keras.Model(seq.inputs, seq.get_layer("h").output)
+    assert tuple(trunk(np.ones((2, 4), np.float32)).shape) == (2, 3)
+    seq.add(L.Dense(5))
+    assert tuple(seq.output.shape) == (None, 5)
+    assert tuple(tf.keras.Sequential([L.Dense(2, input_shape=(6,))]).input.shape) == (None, 6)
+    with pytest.raises(AttributeError, match="no defined inputs yet"):
+        tf.keras.Sequential([L.Dense(2)]).inputs
+
+
 def test_sequential_takes_keras_input_first():
     model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), L.Dense(2)])
     assert model.built and model.count_params() == 10

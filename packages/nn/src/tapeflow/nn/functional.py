@@ -544,10 +544,13 @@ class Functional(Model):
             for n in nodes:
                 conns.extend(self._connections(n))
             conns = conns or ["-"]
-            lines.append(_cols([f" {layer.name} ({type(layer).__name__})", shapes[0] if shapes else "?",
-                                f"{_count(layer.weights)}", conns[0]], pos))
-            for c in conns[1:]:
-                lines.append(_cols(["", "", "", c], pos))
+            names = [" " + t for t in _wrap(f"{layer.name} ({type(layer).__name__})", pos[0] - 2)]
+            out_shape = _wrap(shapes[0] if shapes else "?", pos[1] - pos[0] - 1)
+            rows = max(len(names), len(out_shape), len(conns))
+            for i in range(rows):
+                lines.append(_cols([names[i] if i < len(names) else "", out_shape[i] if i < len(out_shape) else "",
+                                    f"{_count(layer.weights)}" if i == 0 else "", conns[i] if i < len(conns) else ""],
+                                   pos))
         trainable = _count(self.trainable_variables)
         non = _count(self.non_trainable_variables)
         lines += ["=" * width, f"Total params: {trainable + non:,}", f"Trainable params: {trainable:,}",
@@ -662,6 +665,27 @@ def _nest_refs(r, fn):
     if isinstance(r, dict):
         return {k: _nest_refs(e, fn) for k, e in r.items()}
     return r
+
+
+def _wrap(text, width):
+    """``text`` in lines of at most ``width`` characters, broken at spaces (a longer word is cut), as Keras's table."""
+    lines, cur = [], ""
+    for w in text.split():
+        while len(w) > width:
+            if cur:
+                lines.append(cur)
+                cur = ""
+            lines.append(w[:width])
+            w = w[width:]
+        if not cur:
+            cur = w
+        elif len(cur) + 1 + len(w) <= width:
+            cur += " " + w
+        else:
+            lines.append(cur)
+            cur = w
+    lines.append(cur)
+    return lines
 
 
 def _shape_str(x):

@@ -609,6 +609,48 @@ class Sequential(Model):
         else:
             self.__dict__["built"] = False
 
+    # -- the functional view (Keras 3's Sequential is a functional model once its input is known) -------------
+    def _graph(self):
+        """The layers called on a symbolic input of the model's input shape (made again after add/pop)."""
+        key = tuple(id(layer) for layer in self._layer_list)
+        g = self.__dict__.get("_sym")
+        if g is not None and g.key == key:
+            return g
+        il = self._input_layer
+        if il is None:
+            first = self._layer_list[0] if self._layer_list else None
+            if first is None or first._batch_input_shape is None:
+                raise AttributeError("inputs")  # (Layer.__getattr__ says why)
+            il = g.input_layer if g is not None else InputLayer(batch_shape=first._batch_input_shape,
+                                                                 dtype=first.dtype)
+        from .functional import input_tensor
+
+        x = input_tensor(il)
+        y = x
+        for layer in self._layer_list:
+            y = layer(y)
+        g = _SymGraph(key, il, x, y)
+        self.__dict__["_sym"] = g
+        return g
+
+    @property
+    def inputs(self) -> list:
+        """The symbolic input (a list of one), once the input shape is known (an Input first, or input_shape=)."""
+        return [self._graph().inputs]
+
+    @property
+    def outputs(self) -> list:
+        """The symbolic output of the last layer on ``inputs``, as a list of one."""
+        return [self._graph().outputs]
+
+    @property
+    def input(self):
+        return self._graph().inputs
+
+    @property
+    def output(self):
+        return self._graph().outputs
+
     def pop(self):
         """Remove the last layer."""
         if not self._layer_list:
@@ -706,6 +748,15 @@ class Sequential(Model):
 
 
 # ---- helpers ------------------------------------------------------------------------------------
+
+class _SymGraph:
+    """A Sequential model's symbolic input and output (not a container: layers do not walk it)."""
+
+    __slots__ = ("key", "input_layer", "inputs", "outputs")
+
+    def __init__(self, key, input_layer, inputs, outputs):
+        self.key, self.input_layer, self.inputs, self.outputs = key, input_layer, inputs, outputs
+
 
 def _tshape(shape):
     from tapeflow.core.tensor import TensorShape

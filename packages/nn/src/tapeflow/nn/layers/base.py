@@ -325,6 +325,12 @@ class Layer:
         if "_weights" not in d and (name == "built" or (name.startswith("_") and not name.startswith("__"))):
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before the layer "
                                "is used (the base class sets up weight tracking)")
+        if name in ("input", "output", "inputs", "outputs") and "_weights" in d:  # the properties found none
+            if "_layer_list" in d:
+                raise AttributeError(f"Sequential model {self.name!r} has no defined {name} yet: its input shape is "
+                                     "unknown; allowed: a tf.keras.Input first, or input_shape= on its first layer")
+            raise AttributeError(f"the layer {self.name} has never been called on a symbolic input "
+                                 f"(tf.keras.Input) and thus has no defined {name}")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name):
@@ -450,6 +456,34 @@ class Layer:
     def add_loss(self, loss):
         """Add a scalar to ``losses`` (e.g. an activity penalty computed in ``call``)."""
         self._losses.append(loss)
+
+    # -- the functional API ------------------------------------------------------------------
+    @property
+    def output(self):
+        """The symbolic output(s) of the layer's first call on symbolic inputs (``tf.keras.Input``), as Keras's
+        ``layer.output``: with ``model.input`` it makes a model of part of another.
+
+        >>> import tapeflow as tf
+        >>> x = tf.keras.Input(shape=(3,))
+        >>> hidden = tf.keras.layers.Dense(4, name="hidden")
+        >>> model = tf.keras.Model(x, tf.keras.layers.Dense(1)(hidden(x)))
+        >>> features = tf.keras.Model(model.input, model.get_layer("hidden").output)
+        >>> features(tf.ones([2, 3])).shape
+        TensorShape([2, 4])
+        """
+        nodes = self.__dict__.get("_inbound_nodes")
+        if not nodes:
+            raise AttributeError("output")  # (__getattr__ says why)
+        return nodes[0].out_struct
+
+    @property
+    def input(self):
+        """The symbolic input(s) of the layer's first call on symbolic inputs (see ``output``)."""
+        nodes = self.__dict__.get("_inbound_nodes")
+        if not nodes:
+            raise AttributeError("input")
+        node = nodes[0]
+        return node.args[0] if node.args else node.out_struct  # an InputLayer's input is its output
 
     # -- weights --------------------------------------------------------------------------
     def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,
