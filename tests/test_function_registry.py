@@ -24,8 +24,8 @@ op.  Nothing is skipped silently; the exceptions are listed with their reasons:
 * ``INSIDE_TAPE_RAISES``: a tape inside the function cannot differentiate the op yet (the test checks
   that it still raises, so the entry goes when the gap closes).
 
-The projection weights are made by ops from the output itself (``x * 0 + 1`` then ``cumsum``), because
-``tf.range``/``tf.ones_like`` take no symbolic length or unknown dimension while tracing.
+The projection weights are made by ops from the output itself (``cumsum(ones_like(x))``), because
+``tf.range`` takes no symbolic length while tracing (a TypeError [Op:Range]; TensorFlow accepts one).
 """
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ STATIC_ARGS: dict = {
 # raises, so the entry must go when the gap is closed
 INSIDE_TAPE_RAISES: dict = {
     "boolean_mask": "its output length is known only when the graph runs; reduce_sum's gradient rule "
-                    "(autodiff grads/math.py _spread) broadcasts to a static shape, and broadcast_to/ones_like take "
-                    "no unknown dimension: TypeError [Op:BroadcastTo]",
+                    "(autodiff grads/math.py _spread) broadcasts to the static shape, and broadcast_to takes no "
+                    "unknown dimension: TypeError [Op:BroadcastTo]",
 }
 
 
@@ -167,7 +167,7 @@ def _projected(out, seed):
     terms = []
     for k, o in enumerate(outs):
         flat = tf.cast(tf.reshape(o, [-1]), tf.float64)
-        i = tf.cumsum(tf.stop_gradient(flat * 0.0 + 1.0))   # not ones_like: see the module docstring
+        i = tf.cumsum(tf.ones_like(flat))   # not tf.range: see the module docstring
         phase = float((seed >> (4 * k)) % 1000) / 100.0
         terms.append(tf.reduce_sum(flat * (tf.sin(i * 1.618 + phase) * 2.0)))
     return tf.add_n(terms)
