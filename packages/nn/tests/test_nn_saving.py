@@ -149,6 +149,10 @@ def test_custom_layers_registered_or_given(tmp_path):
     again = tf.keras.models.load_model(path, custom_objects={"Unregistered": Unregistered})
     assert again.layers[1].factor == 2.0 and again.layers[2].factor == 3.0
     _same_weights(model, again)
+    # safe_mode=False trusts the file: the class is imported from the module it names (this test module)
+    trusted = tf.keras.models.load_model(path, safe_mode=False)
+    assert type(trusted.layers[2]).__name__ == "Unregistered"
+    _same_weights(model, trusted)
 
 
 def test_subclassed_model_round_trip(tmp_path):

@@ -30,6 +30,7 @@ import io
 import json
 import os
 import tempfile
+import threading
 import zipfile
 
 import numpy as np
@@ -189,7 +190,8 @@ def _lookup(cfg, custom_objects, safe_mode=True):
             found = get_registered_object(key, custom_objects)
             if found is not None:
                 return found
-    if module and module.startswith("tapeflow."):
+    if module and (module.startswith("tapeflow.") or not safe_mode):
+        # another module's class is imported only with safe_mode=False: importing runs that module's code
         try:
             mod = importlib.import_module(module)
         except ImportError:
@@ -202,13 +204,22 @@ def _lookup(cfg, custom_objects, safe_mode=True):
         if found is not None and (isinstance(found, type) or callable(found)):
             return found
     raise TypeError(f"could not find class or function {reg or class_name!r} (module {module!r}) to deserialize; "
-                    "allowed: tapeflow's own, a class given in custom_objects={...}, or one decorated with "
-                    "@tf.keras.saving.register_keras_serializable()")
+                    "allowed: tapeflow's own, a class given in custom_objects={...}, one decorated with "
+                    "@tf.keras.saving.register_keras_serializable(), or (safe_mode=False, for a file you trust) "
+                    "one imported from the module the file names")
 
 
-def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwargs):
+class _Scope(threading.local):
+    safe_mode = True  # what nested from_config calls (a functional model's layers) deserialize with
+
+
+_SCOPE = _Scope()
+
+
+def deserialize_keras_object(config, custom_objects=None, safe_mode=None, **kwargs):
     """Rebuild what ``serialize_keras_object`` wrote (classes looked up in ``custom_objects``, the
-    registry, then tapeflow's modules).
+    registry, then tapeflow's modules; with ``safe_mode=False`` also imported from the module the
+    config names, which runs that module's code: only for configs you trust).
 
     >>> import tapeflow as tf
     >>> layer = tf.keras.layers.Dense(3, activation="relu", name="hidden")
@@ -218,6 +229,14 @@ def deserialize_keras_object(config, custom_objects=None, safe_mode=True, **kwar
     """
     if kwargs:
         raise TypeError(f"deserialize_keras_object() got unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+    if safe_mode is None:
+        safe_mode = _SCOPE.safe_mode
+    elif safe_mode is not _SCOPE.safe_mode:
+        prev, _SCOPE.safe_mode = _SCOPE.safe_mode, bool(safe_mode)
+        try:
+            return deserialize_keras_object(config, custom_objects, None)
+        finally:
+            _SCOPE.safe_mode = prev
     if config is None or isinstance(config, (bool, int, float, str)):
         return config
     if isinstance(config, list):
@@ -360,6 +379,8 @@ def _compile_config(model, args):
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Rebuild a model saved with ``model.save``: architecture, weights and (``compile=True``) its compile
     arguments.  A missing file raises NotFoundError; a file that is not a ``.keras`` archive, DataLossError.
+    Classes come from tapeflow, ``custom_objects`` and the registry; ``safe_mode=False`` (a file you trust)
+    also imports the module a class was defined in.  Python code (a lambda) is never saved or loaded.
 
     >>> import os, tempfile
     >>> import tapeflow as tf
