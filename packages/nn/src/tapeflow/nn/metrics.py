@@ -19,6 +19,7 @@ from tapeflow.core.variables import Variable
 
 import tapeflow.core as K
 from tapeflow.autodiff import pause_all
+from . import _args, _masks
 from . import losses as _losses
 
 
@@ -52,7 +53,7 @@ def _scalar(v):
     return t
 
 
-class Metric:
+class Metric(_losses.ConfigFromInit):
     """Base class: subclasses create state with ``add_variable`` and define ``update_state`` and ``result``.
 
     >>> import tapeflow as tf
@@ -108,21 +109,17 @@ class Metric:
             self.update_state(*args, **kwargs)
             return self.result()
 
-    def get_config(self):
-        return {"name": self.name}
-
-    @classmethod
-    def from_config(cls, config):
-        """A metric like the one ``get_config`` described.
-
-        >>> import tapeflow as tf
-        >>> tf.metrics.Mean.from_config({"name": "avg"}).name
-        'avg'
-        """
-        return cls(**config)
-
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
+
+
+def _examples(values):
+    """The number of examples (the first axis; 1 for a scalar) as a float32 scalar, also when traced with an
+    unknown batch size."""
+    if not values._shape:
+        return _scalar(1)
+    n = values._shape[0]
+    return _scalar(n) if n is not None else K.cast(K.shape(values)[0], K.float32)
 
 
 class Reduce(Metric):
@@ -133,34 +130,49 @@ class Reduce(Metric):
         self.count = self.add_variable((), name="count") if reduction == "mean" else None
 
     def update_state(self, values, sample_weight=None):
+        """Add ``values`` (weighted by ``sample_weight``), as Keras: each example (the first axis)
+        counts once, its values reduced (mean or sum) over the axes its weight does not cover."""
+        mask = _masks.get_mask(values) if _masks._MASKS else None
         values = _f32(values)
         if sample_weight is None:
-            self.total.assign_add(K.reduce_sum(values) if values._shape else values)
+            if values._shape:
+                if len(values._shape) > 1 and self.count is not None:
+                    values = K.reduce_mean(values, axis=list(range(1, len(values._shape))))
+                self.total.assign_add(K.reduce_sum(values))
+            else:
+                self.total.assign_add(values)
             if self.count is not None:
-                self.count.assign_add(_scalar(values._size))
-        elif isinstance(sample_weight, (int, float)) and not values._shape:
+                self.count.assign_add(_examples(values))
+            return
+        if isinstance(sample_weight, (int, float)) and not values._shape:
             # a scalar with a Python weight (fit's loss tracker: the batch loss weighted by the batch size)
             self.total.assign_add(K.multiply(values, float(sample_weight)))
             if self.count is not None:
                 self.count.assign_add(_scalar(sample_weight))
-        else:
-            w = _f32(sample_weight)
-            values, w = _broadcast_weights(values, w)
-            self.total.assign_add(K.reduce_sum(values * w))
-            if self.count is not None:
-                self.count.assign_add(K.reduce_sum(w) if w._shape else w)
+            return
+        reduce = K.reduce_mean if self.count is not None else K.reduce_sum
+        w = _f32(sample_weight)
+        if mask is not None:
+            m, w = _losses._same_rank(K.cast(mask, K.float32), w)
+            w = K.multiply(w, m)
+        values, w = _losses._same_rank(values, w)
+        wn, vn = len(w.shape), len(values.shape)
+        if vn > wn:
+            values = reduce(values, axis=list(range(wn, vn)))
+        w = K.broadcast_to(w, tuple(values.shape))
+        values = values * w
+        if wn > 1:
+            w = reduce(w, axis=list(range(1, wn)))
+        if len(values.shape) > 1:
+            values = reduce(values, axis=list(range(1, len(values.shape))))
+        self.total.assign_add(K.reduce_sum(values))
+        if self.count is not None:
+            self.count.assign_add(K.reduce_sum(w))
 
     def result(self):
         if self.count is None:
             return K.identity(self.total.read_value())
         return K.div_no_nan(self.total.read_value(), self.count.read_value())
-
-
-def _broadcast_weights(values, w):
-    w, values = _losses._same_rank(w, values)
-    if len(w.shape) < len(values.shape):
-        w = K.reshape(w, tuple(w.shape) + (1,) * (len(values.shape) - len(w.shape)))
-    return values, w
 
 
 class Mean(Reduce):
@@ -202,7 +214,16 @@ class MeanMetricWrapper(Mean):
         self._fn, self._fn_kwargs = fn, kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight=sample_weight)
+        mask = _masks.get_mask(y_pred) if _masks._MASKS else None
+        values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        if mask is not None:  # masked steps count for nothing (Keras's apply_mask with reduction "sum")
+            m = K.cast(mask, K.float32)
+            if sample_weight is None:
+                sample_weight = m
+            else:
+                w, m = _losses._same_rank(_f32(sample_weight), m)
+                sample_weight = K.multiply(w, m)
+        super().update_state(values, sample_weight=sample_weight)
 
 
 # ---- per-example accuracy functions -------------------------------------------------------
@@ -335,62 +356,789 @@ class MeanAbsoluteError(MeanMetricWrapper):
         super().__init__(_losses.mean_absolute_error, name=name, dtype=dtype)
 
 
+class MeanAbsolutePercentageError(MeanMetricWrapper):
+    """The mean over examples of 100 * mean(|(y_true - y_pred) / y_true|).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.MeanAbsolutePercentageError()([[2.0, 4.0]], [[1.0, 4.0]]))
+    25.0
+    """
+
+    def __init__(self, name="mean_absolute_percentage_error", dtype=None):
+        super().__init__(_losses.mean_absolute_percentage_error, name=name, dtype=dtype)
+
+
+class MeanSquaredLogarithmicError(MeanMetricWrapper):
+    """The mean over examples of mean((log(y_pred + 1) - log(y_true + 1)) ** 2).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.MeanSquaredLogarithmicError()([[0.0, 1.0]], [[1.0, 1.0]])), 4)
+    0.2402
+    """
+
+    def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
+        super().__init__(_losses.mean_squared_logarithmic_error, name=name, dtype=dtype)
+
+
+class RootMeanSquaredError(Mean):
+    """sqrt of the (weighted) mean of (y_pred - y_true) ** 2 over everything seen.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.RootMeanSquaredError()([[0.0, 1.0], [0.0, 0.0]], [[1.0, 1.0], [0.0, 0.0]]))
+    0.5
+    """
+
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = _losses._same_rank(_f32(y_true), _f32(y_pred))
+        super().update_state(K.square(y_pred - y_true), sample_weight=sample_weight)
+
+    def result(self):
+        return K.sqrt(super().result())
+
+
+def cosine_similarity(y_true, y_pred, axis=-1):
+    """sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): the cosine of the angle between them.
+
+    >>> import tapeflow as tf
+    >>> tf.metrics.cosine_similarity([[0.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [1.0, 1.0]]).numpy().round(4).tolist()
+    [0.0, 1.0]
+    """
+    return K.negative(_losses.cosine_similarity(y_true, y_pred, axis=axis))
+
+
+class CosineSimilarity(MeanMetricWrapper):
+    """The mean cosine similarity of y_true and y_pred along ``axis``.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.CosineSimilarity()([[0.0, 1.0], [1.0, 1.0]], [[1.0, 0.0], [1.0, 1.0]])), 4)
+    0.5
+    """
+
+    def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
+        super().__init__(cosine_similarity, name=name, dtype=dtype, axis=axis)
+
+
+class LogCoshError(MeanMetricWrapper):
+    """The mean over examples of mean(log(cosh(y_pred - y_true))).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.LogCoshError()([[0.0, 1.0]], [[1.0, 1.0]])), 4)
+    0.2169
+    """
+
+    def __init__(self, name="logcosh", dtype=None):
+        super().__init__(_losses.log_cosh, name=name, dtype=dtype)
+
+
+class KLDivergence(MeanMetricWrapper):
+    """The mean Kullback-Leibler divergence sum(y_true * log(y_true / y_pred)).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.KLDivergence()([[0.5, 0.5]], [[0.25, 0.75]])), 4)
+    0.1438
+    """
+
+    def __init__(self, name="kl_divergence", dtype=None):
+        super().__init__(_losses.kl_divergence, name=name, dtype=dtype)
+
+
+class Poisson(MeanMetricWrapper):
+    """The mean of mean(y_pred - y_true * log(y_pred)).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.Poisson()([[1.0, 0.0]], [[1.0, 1.0]])), 4)
+    1.0
+    """
+
+    def __init__(self, name="poisson", dtype=None):
+        super().__init__(_losses.poisson, name=name, dtype=dtype)
+
+
+class BinaryCrossentropy(MeanMetricWrapper):
+    """The mean binary cross-entropy (of probabilities, or of logits with ``from_logits=True``).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.BinaryCrossentropy()([[0.0, 1.0]], [[0.4, 0.6]])), 4)
+    0.5108
+    """
+
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0):
+        super().__init__(_losses.binary_crossentropy, name=name, dtype=dtype, from_logits=bool(from_logits),
+                         label_smoothing=float(label_smoothing))
+
+
+class CategoricalCrossentropy(MeanMetricWrapper):
+    """The mean cross-entropy against one-hot labels.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.CategoricalCrossentropy()([[0, 1, 0], [0, 0, 1]],
+    ...                                                  [[0.05, 0.95, 0], [0.1, 0.8, 0.1]])), 3)
+    1.177
+    """
+
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0, axis=-1):
+        super().__init__(_losses.categorical_crossentropy, name=name, dtype=dtype, from_logits=bool(from_logits),
+                         label_smoothing=float(label_smoothing), axis=axis)
+
+
+class SparseCategoricalCrossentropy(MeanMetricWrapper):
+    """The mean cross-entropy against integer labels (any integer dtype).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.SparseCategoricalCrossentropy()([1, 2], [[0.05, 0.95, 0], [0.1, 0.8, 0.1]])), 3)
+    1.177
+    """
+
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False, ignore_class=None,
+                 axis=-1):
+        super().__init__(_losses.sparse_categorical_crossentropy, name=name, dtype=dtype,
+                         from_logits=bool(from_logits), ignore_class=ignore_class, axis=axis)
+
+
+class Hinge(MeanMetricWrapper):
+    """The mean hinge loss mean(max(1 - y_true * y_pred, 0)).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.Hinge()([[1.0, 0.0]], [[0.5, -2.0]]))
+    0.25
+    """
+
+    def __init__(self, name="hinge", dtype=None):
+        super().__init__(_losses.hinge, name=name, dtype=dtype)
+
+
+class SquaredHinge(MeanMetricWrapper):
+    """The mean squared hinge loss.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.SquaredHinge()([[1.0, 0.0]], [[0.5, -2.0]]))
+    0.125
+    """
+
+    def __init__(self, name="squared_hinge", dtype=None):
+        super().__init__(_losses.squared_hinge, name=name, dtype=dtype)
+
+
+class CategoricalHinge(MeanMetricWrapper):
+    """The mean categorical hinge loss.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.CategoricalHinge()([[0.0, 1.0]], [[0.6, 0.4]])), 4)
+    1.2
+    """
+
+    def __init__(self, name="categorical_hinge", dtype=None):
+        super().__init__(_losses.categorical_hinge, name=name, dtype=dtype)
+
+
+def _in_top_k(labels, y_pred, k):
+    """1.0 where fewer than ``k`` classes score strictly above the label's (ties count as in, as
+    TensorFlow's in_top_k) and the label's score is finite."""
+    n, c = int(y_pred.shape[0]), int(y_pred.shape[-1])
+    labels = K.reshape(labels, (n, 1))
+    if c == 0:
+        return K.zeros((n,), K.float32)
+    target = K.gather(y_pred, labels, batch_dims=1)  # (n, 1)
+    above = K.reduce_sum(K.cast(K.greater(y_pred, target), K.int32), axis=-1)
+    hit = K.logical_and(K.less(above, int(k)), K.is_finite(K.reshape(target, (n,))))
+    return K.cast(hit, K.float32)
+
+
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    """1.0 where the one-hot label's class is among the ``k`` highest predictions.
+
+    >>> import tapeflow as tf
+    >>> tf.metrics.top_k_categorical_accuracy([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.15, 0.8]],
+    ...                                       k=1).numpy().tolist()
+    [0.0, 0.0]
+    """
+    y_pred = _f32(y_pred)
+    labels = K.argmax(_tensor(y_true), axis=-1)
+    shape = tuple(labels.shape)
+    out = _in_top_k(K.reshape(labels, (-1,)), K.reshape(y_pred, (-1, int(y_pred.shape[-1]))), k)
+    return K.reshape(out, shape)
+
+
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5, from_sorted_ids=False):
+    """1.0 where the integer label (any integer dtype) is among the ``k`` highest predictions; with
+    ``from_sorted_ids`` y_pred holds class ids sorted best first and the label must be in the first k.
+
+    >>> import tapeflow as tf
+    >>> tf.metrics.sparse_top_k_categorical_accuracy([2, 1], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]],
+    ...                                              k=1).numpy().tolist()
+    [0.0, 1.0]
+    """
+    y_pred = _tensor(y_pred)
+    if from_sorted_ids:
+        labels = K.reshape(K.cast(_tensor(y_true), y_pred.dtype), (-1, 1))
+        shape = tuple(_tensor(y_true).shape)
+        ids = K.reshape(y_pred, (-1, int(y_pred.shape[-1])))[:, :int(k)]
+        out = K.cast(K.reduce_any(K.equal(labels, ids), axis=1), K.float32)
+        return K.reshape(out, shape)
+    y_pred = _f32(y_pred)
+    labels = _losses._labels(y_true, "SparseTopKCategoricalAccuracy")
+    shape = tuple(labels.shape)
+    out = _in_top_k(K.reshape(labels, (-1,)), K.reshape(y_pred, (-1, int(y_pred.shape[-1]))), k)
+    return K.reshape(out, shape)
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the one-hot label's class is among the ``k`` highest predictions.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.TopKCategoricalAccuracy(k=1)([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]]))
+    0.5
+    """
+
+    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+        super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=_args.integer(k, "k", self, lo=1))
+        self.k = int(k)
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    """How often the integer label is among the ``k`` highest predictions.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.SparseTopKCategoricalAccuracy(k=1)([2, 1], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]]))
+    0.5
+    """
+
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None, from_sorted_ids=False):
+        super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype,
+                         k=_args.integer(k, "k", self, lo=1), from_sorted_ids=bool(from_sorted_ids))
+        self.k, self.from_sorted_ids = int(k), bool(from_sorted_ids)
+
+
+def pearson_correlation(y_true, y_pred, axis=-1):
+    """The Pearson correlation of y_true and y_pred along ``axis``.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.pearson_correlation([[1.0, 2.0, 3.0]], [[2.0, 4.0, 7.0]])[0]), 4)
+    0.9934
+    """
+    y_true, y_pred = _losses._pair(y_true, y_pred)
+    t = y_true - K.reduce_mean(y_true, axis=axis, keepdims=True)
+    p = y_pred - K.reduce_mean(y_pred, axis=axis, keepdims=True)
+    t = t / K.reduce_std(t, axis=axis, keepdims=True)
+    p = p / K.reduce_std(p, axis=axis, keepdims=True)
+    return K.reduce_mean(t * p, axis=axis)
+
+
+def concordance_correlation(y_true, y_pred, axis=-1):
+    """Lin's concordance correlation of y_true and y_pred along ``axis`` (as Keras computes it).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.concordance_correlation([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])[0]), 4)
+    1.0
+    """
+    y_true, y_pred = _losses._pair(y_true, y_pred)
+    tm = K.reduce_mean(y_true, axis=axis, keepdims=True)
+    pm = K.reduce_mean(y_pred, axis=axis, keepdims=True)
+    tv = K.reduce_variance(y_true - tm, axis=axis, keepdims=True)
+    pv = K.reduce_variance(y_pred - pm, axis=axis, keepdims=True)
+    covar = (y_true - pm) * (y_pred - pm)
+    norm = tv + pv + K.square(tm - pm)
+    return K.reduce_mean(2.0 * covar / (norm + _losses.EPSILON), axis=axis)
+
+
+class PearsonCorrelation(MeanMetricWrapper):
+    """The mean over examples of the Pearson correlation along ``axis``.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.PearsonCorrelation()([[1.0, 2.0, 3.0]], [[2.0, 4.0, 7.0]])), 4)
+    0.9934
+    """
+
+    def __init__(self, name="pearson_correlation", dtype=None, axis=-1):
+        super().__init__(pearson_correlation, name=name, dtype=dtype, axis=axis)
+        self.axis = axis
+
+
+class ConcordanceCorrelation(MeanMetricWrapper):
+    """The mean over examples of the concordance correlation along ``axis``.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.ConcordanceCorrelation()([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])), 4)
+    1.0
+    """
+
+    def __init__(self, name="concordance_correlation", dtype=None, axis=-1):
+        super().__init__(concordance_correlation, name=name, dtype=dtype, axis=axis)
+        self.axis = axis
+
+
+class R2Score(Metric):
+    """The coefficient of determination 1 - SS_res / SS_tot per output, averaged by ``class_aggregation``
+    (``"uniform_average"``, ``"variance_weighted_average"`` or None for one score per output); with
+    ``num_regressors`` > 0 the adjusted R2.  Inputs are (batch, outputs).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.R2Score()([[1.0], [2.0], [3.0]], [[1.0], [2.0], [4.0]]))
+    0.5
+    """
+
+    def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        if class_aggregation not in (None, "uniform_average", "variance_weighted_average"):
+            raise InvalidArgumentError("class_aggregation must be None, 'uniform_average' or "
+                                       f"'variance_weighted_average', got {class_aggregation!r}", "R2Score")
+        self.class_aggregation = class_aggregation
+        self.num_regressors = _args.integer(num_regressors, "num_regressors", self, lo=0)
+        self.num_samples = self.add_variable((), name="num_samples")
+        self._built = False
+
+    def _build(self, shape_true, shape_pred):
+        if len(shape_pred) != 2 or len(shape_true) != 2:
+            raise InvalidArgumentError(f"expected 2D inputs (batch_size, output_dim), got y_true {shape_true} and "
+                                       f"y_pred {shape_pred}", "R2Score")
+        n = int(shape_pred[-1])
+        self.squared_sum = self.add_variable((n,), name="squared_sum")
+        self.sum = self.add_variable((n,), name="sum")
+        self.total_mse = self.add_variable((n,), name="residual")
+        self.count = self.add_variable((n,), name="count")
+        self._built = True
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = _losses._same_rank(_f32(y_true), _f32(y_pred))
+        if not self._built:
+            self._build(tuple(y_true.shape), tuple(y_pred.shape))
+        w = K.ones_like(y_true) if sample_weight is None else _f32(sample_weight)
+        if len(w.shape) == 1:
+            w = K.reshape(w, (-1, 1))
+        w = K.broadcast_to(w, tuple(y_true.shape))
+        wt = y_true * w
+        self.sum.assign_add(K.reduce_sum(wt, axis=0))
+        self.squared_sum.assign_add(K.reduce_sum(y_true * wt, axis=0))
+        self.total_mse.assign_add(K.reduce_sum(K.square(y_true - y_pred) * w, axis=0))
+        self.count.assign_add(K.reduce_sum(w, axis=0))
+        self.num_samples.assign_add(_scalar(y_true._size))
+
+    def result(self):
+        if not self._built:
+            return K.constant(0.0)
+        s, c = self.sum.read_value(), self.count.read_value()
+        total = self.squared_sum.read_value() - s * (s / c)
+        raw = 1.0 - self.total_mse.read_value() / total
+        raw = K.where(K.is_inf(raw), K.zeros_like(raw), raw)
+        if self.class_aggregation == "uniform_average":
+            r2 = K.reduce_mean(raw)
+        elif self.class_aggregation == "variance_weighted_average":
+            r2 = K.reduce_sum(total * raw) / K.reduce_sum(total)
+        else:
+            r2 = raw
+        if self.num_regressors:
+            n = self.num_samples.read_value()
+            p = float(self.num_regressors)
+            adjusted = 1.0 - (1.0 - r2) * (n - 1.0) / (n - p - 1.0)
+            r2 = K.where(K.less(p, n - 1.0), adjusted, r2)  # too few samples: the plain score, as Keras
+        return r2
+
+
+class FBetaScore(Metric):
+    """The F-beta score (1 + beta^2) P R / (beta^2 P + R) of multi-label predictions (batch, classes):
+    per class (``average=None``), or ``"micro"``, ``"macro"`` or ``"weighted"``.  Predictions above
+    ``threshold`` count as positive (the row's maximum without one).
+
+    >>> import tapeflow as tf
+    >>> m = tf.metrics.FBetaScore(beta=2.0, threshold=0.5)
+    >>> [round(v, 4) for v in m([[1, 0], [1, 1]], [[0.9, 0.2], [0.3, 0.7]]).numpy().tolist()]
+    [0.5556, 1.0]
+    """
+
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        if average not in (None, "micro", "macro", "weighted"):
+            raise InvalidArgumentError(f"average must be None, 'micro', 'macro' or 'weighted', got {average!r}",
+                                       type(self).__name__)
+        if not isinstance(beta, float):
+            raise TypeError(f"{type(self).__name__}: beta must be a Python float, got {beta!r}")
+        if beta <= 0.0:
+            raise InvalidArgumentError(f"beta must be > 0, got {beta}", type(self).__name__)
+        if threshold is not None:
+            if not isinstance(threshold, float):
+                raise TypeError(f"{type(self).__name__}: threshold must be a Python float or None, got {threshold!r}")
+            if not 0.0 < threshold <= 1.0:
+                raise InvalidArgumentError(f"threshold must satisfy 0 < threshold <= 1, got {threshold}",
+                                           type(self).__name__)
+        self.average, self.beta, self.threshold = average, beta, threshold
+        self.axis = None if average == "micro" else 0
+        self._built = False
+
+    def _build(self, shape_true, shape_pred):
+        if len(shape_pred) != 2 or len(shape_true) != 2:
+            raise InvalidArgumentError(f"expected 2D inputs (batch_size, output_dim), got y_true {shape_true} and "
+                                       f"y_pred {shape_pred}", type(self).__name__)
+        shape = () if self.average == "micro" else (int(shape_pred[-1]),)
+        self.true_positives = self.add_variable(shape, name="true_positives")
+        self.false_positives = self.add_variable(shape, name="false_positives")
+        self.false_negatives = self.add_variable(shape, name="false_negatives")
+        self.intermediate_weights = self.add_variable(shape, name="intermediate_weights")
+        self._built = True
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = _f32(y_true), _f32(y_pred)
+        if not self._built:
+            self._build(tuple(y_true.shape), tuple(y_pred.shape))
+        if self.threshold is None:
+            top = K.reduce_max(y_pred, axis=-1, keepdims=True)
+            pred = K.logical_and(K.greater_equal(y_pred, top), K.greater(K.abs(y_pred), 1e-9))
+        else:
+            pred = K.greater(y_pred, self.threshold)
+        pred = K.cast(pred, K.float32)
+        w = None if sample_weight is None else K.reshape(_f32(sample_weight), (-1, 1))
+
+        def wsum(v):
+            return K.reduce_sum(v if w is None else v * w, axis=self.axis)
+
+        self.true_positives.assign_add(wsum(pred * y_true))
+        self.false_positives.assign_add(wsum(pred * (1.0 - y_true)))
+        self.false_negatives.assign_add(wsum((1.0 - pred) * y_true))
+        self.intermediate_weights.assign_add(wsum(y_true))
+
+    def result(self):
+        if not self._built:
+            return K.constant(0.0)
+        eps = _losses.EPSILON
+        tp, fp, fn = (v.read_value() for v in (self.true_positives, self.false_positives, self.false_negatives))
+        precision = tp / (tp + fp + eps)
+        recall = tp / (tp + fn + eps)
+        b2 = self.beta ** 2
+        f = precision * recall / (b2 * precision + recall + eps) * (1.0 + b2)
+        if self.average == "weighted":
+            iw = self.intermediate_weights.read_value()
+            return K.reduce_sum(f * (iw / (K.reduce_sum(iw) + eps)))
+        if self.average is not None:
+            return K.reduce_mean(f)
+        return f
+
+
+class F1Score(FBetaScore):
+    """The F1 score 2 P R / (P + R) (FBetaScore with beta = 1).
+
+    >>> import tapeflow as tf
+    >>> m = tf.metrics.F1Score(threshold=0.5, average="micro")
+    >>> round(float(m([[1, 0], [1, 1]], [[0.9, 0.2], [0.3, 0.7]])), 4)
+    0.8
+    """
+
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+        super().__init__(average=average, beta=1.0, threshold=threshold, name=name, dtype=dtype)
+
+
+# ---- IoU metrics ----------------------------------------------------------------------------
+
+class _IoUBase(Metric):
+    """A confusion matrix over ``num_classes`` classes (rows: labels, columns: predictions)."""
+
+    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True, sparse_y_pred=True,
+                 axis=-1):
+        super().__init__(name=name, dtype=K.float32)
+        self._int_weights = dtype is None or K.as_dtype(dtype).is_integer  # Keras counts in ints by default
+        self.num_classes = _args.integer(num_classes, "num_classes", self, lo=1)
+        self.ignore_class, self.sparse_y_true, self.sparse_y_pred, self.axis = (ignore_class, bool(sparse_y_true),
+                                                                                bool(sparse_y_pred), axis)
+        self.total_cm = self.add_variable((self.num_classes, self.num_classes), name="total_confusion_matrix")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = _tensor(y_true), _tensor(y_pred)
+        if not self.sparse_y_true:
+            y_true = K.argmax(y_true, axis=self.axis)
+        if not self.sparse_y_pred:
+            y_pred = K.argmax(y_pred, axis=self.axis)
+        t = K.reshape(K.cast(y_true, K.int32) if y_true.dtype != K.int32 else y_true, (-1,))
+        p = K.reshape(K.cast(y_pred, K.int32) if y_pred.dtype != K.int32 else y_pred, (-1,))
+        if t._size != p._size:
+            raise InvalidArgumentError(f"y_true has {t._size} values but y_pred has {p._size}", type(self).__name__)
+        w = K.ones((t._size,), K.float32) if sample_weight is None else _f32(sample_weight)
+        if sample_weight is not None:
+            if self._int_weights:
+                w = K.cast(K.cast(w, K.int64), K.float32)
+            w = K.broadcast_to(K.reshape(w, (-1,)) if len(w.shape) > 1 else w, (t._size,))
+        nc = self.num_classes
+        ok = K.logical_and(K.logical_and(K.greater_equal(t, 0), K.less(t, nc)),
+                           K.logical_and(K.greater_equal(p, 0), K.less(p, nc)))
+        if self.ignore_class is not None:
+            ok = K.logical_and(ok, K.not_equal(t, int(self.ignore_class)))
+        idx = K.where(ok, t * nc + p, K.zeros_like(t))
+        w = K.where(ok, w, K.zeros_like(w))
+        cm = K.unsorted_segment_sum(w, idx, nc * nc)
+        self.total_cm.assign_add(K.reshape(cm, (nc, nc)))
+
+
+class IoU(_IoUBase):
+    """Intersection over union tp / (tp + fp + fn) from the confusion matrix, averaged over
+    ``target_class_ids`` (classes that never occur do not count).
+
+    >>> import tapeflow as tf
+    >>> m = tf.metrics.IoU(num_classes=2, target_class_ids=[0])
+    >>> round(float(m([0, 0, 1, 1], [0, 1, 0, 1])), 4)
+    0.3333
+    """
+
+    def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_true=True,
+                 sparse_y_pred=True, axis=-1):
+        super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class, sparse_y_true=sparse_y_true,
+                         sparse_y_pred=sparse_y_pred, axis=axis)
+        ids = [int(i) for i in target_class_ids]
+        if not ids or max(ids) >= num_classes or min(ids) < 0:
+            raise InvalidArgumentError(f"target_class_ids must be class ids in [0, {num_classes}), got {ids}",
+                                       type(self).__name__)
+        self.target_class_ids = ids
+
+    def result(self):
+        cm = self.total_cm.read_value()
+        rows, cols = K.reduce_sum(cm, axis=0), K.reduce_sum(cm, axis=1)
+        tp = K.diag_part(cm)
+        denom = rows + cols - tp
+        ids = K.constant(self.target_class_ids, dtype=K.int32)
+        tp, denom = K.gather(tp, ids), K.gather(denom, ids)
+        valid = K.greater(denom, 1e-9)
+        iou = K.where(valid, tp / (denom + _losses.EPSILON), K.zeros_like(tp))
+        return K.reduce_sum(iou) / (K.reduce_sum(K.cast(valid, K.float32)) + _losses.EPSILON)
+
+
+class BinaryIoU(IoU):
+    """IoU of binary labels against predictions thresholded at ``threshold`` (>= counts as 1), averaged over
+    ``target_class_ids`` of (0, 1).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.BinaryIoU(target_class_ids=[1])([0, 1, 1], [0.2, 0.8, 0.4])), 4)
+    0.5
+    """
+
+    def __init__(self, target_class_ids=(0, 1), threshold=0.5, name=None, dtype=None):
+        super().__init__(num_classes=2, target_class_ids=target_class_ids, name=name, dtype=dtype)
+        self.threshold = float(threshold)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = K.cast(K.greater_equal(_f32(y_pred), self.threshold), K.int32)
+        super().update_state(y_true, y_pred, sample_weight)
+
+
+class MeanIoU(IoU):
+    """The mean IoU over all ``num_classes`` classes (integer labels and predictions).
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.MeanIoU(num_classes=2)([0, 0, 1, 1], [0, 1, 0, 1])), 4)
+    0.3333
+    """
+
+    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True, sparse_y_pred=True,
+                 axis=-1):
+        super().__init__(num_classes, list(range(num_classes)), name=name, dtype=dtype, ignore_class=ignore_class,
+                         sparse_y_true=sparse_y_true, sparse_y_pred=sparse_y_pred, axis=axis)
+
+
+class OneHotIoU(IoU):
+    """IoU of one-hot labels against class scores (argmax), averaged over ``target_class_ids``.
+
+    >>> import tapeflow as tf
+    >>> m = tf.metrics.OneHotIoU(num_classes=2, target_class_ids=[1])
+    >>> round(float(m([[1, 0], [0, 1], [0, 1]], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])), 4)
+    0.5
+    """
+
+    def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_pred=False,
+                 axis=-1):
+        super().__init__(num_classes, target_class_ids, name=name, dtype=dtype, ignore_class=ignore_class,
+                         sparse_y_true=False, sparse_y_pred=sparse_y_pred, axis=axis)
+
+
+class OneHotMeanIoU(MeanIoU):
+    """The mean IoU of one-hot labels against class scores (argmax) over all classes.
+
+    >>> import tapeflow as tf
+    >>> m = tf.metrics.OneHotMeanIoU(num_classes=2)
+    >>> round(float(m([[1, 0], [0, 1], [0, 1]], [[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])), 4)
+    0.5
+    """
+
+    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_pred=False, axis=-1):
+        super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class, sparse_y_true=False,
+                         sparse_y_pred=sparse_y_pred, axis=axis)
+
+
 # ---- confusion-matrix metrics ---------------------------------------------------------------
 
-class _Confusion(Metric):
-    """True/false positives/negatives counted at thresholds (``y_pred > t`` predicts positive)."""
+_NEG_INF = -1e10
 
-    def _setup(self, thresholds, kinds):
+
+def _evenly(thresholds):
+    n = len(thresholds)
+    return n >= 3 and all(abs(t - i / (n - 1)) <= _losses.EPSILON for i, t in enumerate(thresholds))
+
+
+class _Confusion(Metric):
+    """True/false positives/negatives counted at thresholds (``y_pred > t`` predicts positive, a nonzero
+    label is positive).  Evenly spaced thresholds over [0, 1] count as Keras's bucketed path does
+    (predictions clipped to [0, 1])."""
+
+    def _setup(self, thresholds, kinds, evenly=False, with_epsilon=False, shape=None):
         self.thresholds = [float(t) for t in thresholds]
         n = len(self.thresholds)
-        for t in self.thresholds:
-            if not -1.0 <= t <= 2.0:
-                raise ValueError(f"thresholds must lie in [0, 1], got {t}")
-        self._thr = K.constant([self.thresholds], dtype=K.float32)  # (1, n)
-        for k in kinds:
-            setattr(self, k, self.add_variable((n,), name=k))
+        self._evenly = evenly
+        if evenly:  # compare y * (n - 1) with the threshold's index, as Keras's buckets do
+            idx = [float(i) for i in range(n)]
+            if with_epsilon:
+                idx[0] = -1.0
+            self._thr_values = idx
+        else:
+            self._thr_values = self.thresholds
         self._kinds = kinds
+        if shape is not None or not getattr(self, "multi_label", False):
+            self._make_vars(shape)
 
-    def _update(self, y_true, y_pred, sample_weight):
-        y_pred = _f32(y_pred)
+    def _make_vars(self, labels):
+        n = len(self.thresholds)
+        shape = (n,) if labels is None else (n, int(labels))
+        for k in self._kinds:
+            setattr(self, k, self.add_variable(shape, name=k))
+        self._built = True
+
+    def _update(self, y_true, y_pred, sample_weight, top_k=None, class_id=None, multi_label=False,
+                label_weights=None):
+        y_pred, y_true = _losses._same_rank(_f32(y_pred), _f32(y_true))
         shape = tuple(y_pred.shape)
+        if tuple(y_true.shape) != shape:
+            raise InvalidArgumentError(f"y_true of shape {tuple(y_true.shape)} does not match y_pred of shape "
+                                       f"{shape}", type(self).__name__)
         w = None
         if sample_weight is not None:
             w = _f32(sample_weight)
             if len(w.shape) < len(shape):  # per-example weights apply to every value of the example
                 w = K.reshape(w, tuple(w.shape) + (1,) * (len(shape) - len(w.shape)))
-            w = K.reshape(K.broadcast_to(w, shape), (-1, 1))
-        y_pred = K.reshape(y_pred, (-1, 1))
-        y_true = K.reshape(_f32(y_true), (-1, 1))
-        if tuple(y_pred.shape) != tuple(y_true.shape):
-            raise InvalidArgumentError(f"y_true has {y_true.shape[0]} values but y_pred has {y_pred.shape[0]}",
-                                       type(self).__name__)
-        pos = K.cast(K.greater(y_pred, self._thr), K.float32)  # (N, n)
-        label = K.cast(K.greater(y_true, 0.5), K.float32)  # labels are 0/1
-        parts = {"true_positives": pos * label, "false_positives": pos * (1.0 - label),
-                 "true_negatives": (1.0 - pos) * (1.0 - label), "false_negatives": (1.0 - pos) * label}
+            w = K.broadcast_to(w, shape)
+        if label_weights is not None:
+            lw = K.broadcast_to(K.constant(label_weights, dtype=K.float32), shape)
+            w = lw if w is None else w * lw
+        if top_k is not None:
+            _, idx = K.top_k(y_pred, int(top_k))
+            keep = K.reduce_sum(K.one_hot(idx, int(shape[-1]), dtype=K.float32), axis=-2)
+            y_pred = y_pred * keep + _NEG_INF * (1.0 - keep)
+        if class_id is not None:
+            if len(shape) < 2:
+                raise InvalidArgumentError(f"class_id needs y_pred of shape (num_samples, num_classes), got {shape}",
+                                           type(self).__name__)
+            c = int(class_id)
+            y_true, y_pred = y_true[..., c:c + 1], y_pred[..., c:c + 1]
+            w = None if w is None else w[..., c:c + 1]
+        if self._evenly:
+            y_pred = K.clip_by_value(y_pred, 0.0, 1.0) * float(len(self.thresholds) - 1)
+        if multi_label:
+            nl = int(y_pred.shape[-1])
+            if not getattr(self, "_built", False):
+                self._make_vars(nl)
+            y_pred, y_true = K.reshape(y_pred, (-1, 1, nl)), K.reshape(y_true, (-1, 1, nl))
+            w = None if w is None else K.reshape(w, (-1, 1, nl))
+            thr = K.constant([[[t] for t in self._thr_values]], dtype=K.float32)  # (1, n, 1)
+        else:
+            y_pred, y_true = K.reshape(y_pred, (-1, 1)), K.reshape(y_true, (-1, 1))
+            w = None if w is None else K.reshape(w, (-1, 1))
+            thr = K.constant([self._thr_values], dtype=K.float32)  # (1, n)
+        pos = K.cast(K.greater(y_pred, thr), K.float32)
+        label = K.cast(K.not_equal(y_true, 0.0), K.float32)
+        parts = {"true_positives": lambda: pos * label, "false_positives": lambda: pos * (1.0 - label),
+                 "true_negatives": lambda: (1.0 - pos) * (1.0 - label), "false_negatives": lambda: (1.0 - pos) * label}
         for k in self._kinds:
-            v = parts[k] if w is None else parts[k] * w
+            v = parts[k]()
+            if w is not None:
+                v = v * w
             getattr(self, k).assign_add(K.reduce_sum(v, axis=0))
 
     def _single(self, r):
         return K.reshape(r, ()) if len(self.thresholds) == 1 else r
 
 
+def _thresholds(t, default=0.5, owner="Metric"):
+    if t is None:
+        return [default]
+    ts = [t] if isinstance(t, (int, float)) else list(t)
+    bad = [v for v in ts if v is None or not 0.0 <= float(v) <= 1.0]
+    if bad:
+        raise InvalidArgumentError(f"thresholds must lie in [0, 1], got {bad}", owner)
+    return [float(v) for v in ts]
+
+
+class _Count(_Confusion):
+    _kind = ""
+
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self._setup(_thresholds(thresholds, owner=type(self).__name__), (self._kind,))
+        self.accumulator = getattr(self, self._kind)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self._update(y_true, y_pred, sample_weight)
+
+    def result(self):
+        return self._single(self.accumulator.read_value())
+
+
+class TruePositives(_Count):
+    """The (weighted) number of true positives at each threshold (0.5 by default).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.TruePositives()([0, 1, 1, 1], [1, 0, 1, 1]))
+    2.0
+    """
+
+    _kind = "true_positives"
+
+
+class FalsePositives(_Count):
+    """The (weighted) number of false positives at each threshold (0.5 by default).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.FalsePositives()([0, 1, 0, 0], [0, 0, 1, 1]))
+    2.0
+    """
+
+    _kind = "false_positives"
+
+
+class TrueNegatives(_Count):
+    """The (weighted) number of true negatives at each threshold (0.5 by default).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.TrueNegatives()([0, 1, 0, 0], [1, 1, 0, 0]))
+    2.0
+    """
+
+    _kind = "true_negatives"
+
+
+class FalseNegatives(_Count):
+    """The (weighted) number of false negatives at each threshold (0.5 by default).
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.FalseNegatives()([0, 1, 1, 1], [0, 1, 0, 0]))
+    2.0
+    """
+
+    _kind = "false_negatives"
+
+
 class Precision(_Confusion):
-    """tp / (tp + fp), predictions counted positive above ``thresholds`` (0.5 by default).
+    """tp / (tp + fp), predictions counted positive above ``thresholds`` (0.5 by default); ``top_k`` counts
+    only each row's k best predictions, ``class_id`` only one class.
 
     >>> import tapeflow as tf
     >>> float(tf.metrics.Precision()([0, 1, 1, 1], [1, 0, 1, 1]))
     0.6666666865348816
     """
 
-    def __init__(self, thresholds=None, name="precision", dtype=None):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self._setup(_thresholds(thresholds), ("true_positives", "false_positives"))
+        self.top_k = _args.integer(top_k, "top_k", self, lo=1, none_ok=True)
+        self.class_id = _args.integer(class_id, "class_id", self, lo=0, none_ok=True)
+        self._setup(_thresholds(thresholds, 0.5 if top_k is None else _NEG_INF, type(self).__name__),
+                    ("true_positives", "false_positives"))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        self._update(y_true, y_pred, sample_weight)
+        self._update(y_true, y_pred, sample_weight, top_k=self.top_k, class_id=self.class_id)
 
     def result(self):
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
@@ -398,34 +1146,136 @@ class Precision(_Confusion):
 
 
 class Recall(_Confusion):
-    """tp / (tp + fn), predictions counted positive above ``thresholds`` (0.5 by default).
+    """tp / (tp + fn), predictions counted positive above ``thresholds`` (0.5 by default); ``top_k`` counts
+    only each row's k best predictions, ``class_id`` only one class.
 
     >>> import tapeflow as tf
     >>> float(tf.metrics.Recall()([0, 1, 1, 1], [1, 0, 1, 1]))
     0.6666666865348816
     """
 
-    def __init__(self, thresholds=None, name="recall", dtype=None):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
         super().__init__(name=name, dtype=dtype)
-        self._setup(_thresholds(thresholds), ("true_positives", "false_negatives"))
+        self.top_k = _args.integer(top_k, "top_k", self, lo=1, none_ok=True)
+        self.class_id = _args.integer(class_id, "class_id", self, lo=0, none_ok=True)
+        self._setup(_thresholds(thresholds, 0.5 if top_k is None else _NEG_INF, type(self).__name__),
+                    ("true_positives", "false_negatives"))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        self._update(y_true, y_pred, sample_weight)
+        self._update(y_true, y_pred, sample_weight, top_k=self.top_k, class_id=self.class_id)
 
     def result(self):
         tp, fn = self.true_positives.read_value(), self.false_negatives.read_value()
         return self._single(K.div_no_nan(tp, tp + fn))
 
 
-def _thresholds(t):
-    if t is None:
-        return [0.5]
-    return [t] if isinstance(t, (int, float)) else list(t)
+class _AtConstraint(_Confusion):
+    """Counts at ``num_thresholds`` evenly spaced thresholds over [0, 1]; the result is the best
+    ``dependent`` rate among thresholds whose ``constrained`` rate reaches ``value``."""
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.num_thresholds = _args.integer(num_thresholds, "num_thresholds", self, lo=1)
+        self.class_id = _args.integer(class_id, "class_id", self, lo=0, none_ok=True)
+        self.value = float(value)
+        if self.num_thresholds == 1:
+            self._setup([0.5], ("true_positives", "false_positives", "true_negatives", "false_negatives"))
+        else:
+            n = self.num_thresholds
+            ts = [0.0] + [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)] + [1.0]
+            self._setup(ts, ("true_positives", "false_positives", "true_negatives", "false_negatives"), evenly=True)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self._update(y_true, y_pred, sample_weight, class_id=self.class_id)
+
+    def _rates(self):
+        tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
+        tn, fn = self.true_negatives.read_value(), self.false_negatives.read_value()
+        return {"recall": K.div_no_nan(tp, tp + fn), "specificity": K.div_no_nan(tn, tn + fp),
+                "precision": K.div_no_nan(tp, tp + fp)}
+
+    def _best(self, constrained, dependent):
+        r = self._rates()
+        feasible = K.greater_equal(r[constrained], self.value)
+        return K.maximum(K.reduce_max(K.where(feasible, r[dependent], K.zeros_like(r[dependent]))), 0.0)
+
+
+def _unit(v, name, owner):
+    if not 0.0 <= float(v) <= 1.0:
+        raise InvalidArgumentError(f"{name} must be in [0, 1], got {v}", owner)
+    return float(v)
+
+
+class SensitivityAtSpecificity(_AtConstraint):
+    """The best sensitivity (recall) among thresholds whose specificity is >= ``specificity``.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.SensitivityAtSpecificity(0.5)([0, 0, 0, 1, 1], [0, 0.3, 0.8, 0.3, 0.8]))
+    0.5
+    """
+
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.specificity = _unit(specificity, "specificity", type(self).__name__)
+        super().__init__(specificity, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
+
+    def result(self):
+        return self._best("specificity", "recall")
+
+
+class SpecificityAtSensitivity(_AtConstraint):
+    """The best specificity among thresholds whose sensitivity (recall) is >= ``sensitivity``.
+
+    >>> import tapeflow as tf
+    >>> round(float(tf.metrics.SpecificityAtSensitivity(0.5)([0, 0, 0, 1, 1], [0, 0.3, 0.8, 0.3, 0.8])), 4)
+    0.6667
+    """
+
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.sensitivity = _unit(sensitivity, "sensitivity", type(self).__name__)
+        super().__init__(sensitivity, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
+
+    def result(self):
+        return self._best("recall", "specificity")
+
+
+class PrecisionAtRecall(_AtConstraint):
+    """The best precision among thresholds whose recall is >= ``recall``.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.PrecisionAtRecall(0.5)([0, 0, 0, 1, 1], [0, 0.3, 0.8, 0.3, 0.8]))
+    0.5
+    """
+
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.recall = _unit(recall, "recall", type(self).__name__)
+        super().__init__(recall, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
+
+    def result(self):
+        return self._best("recall", "precision")
+
+
+class RecallAtPrecision(_AtConstraint):
+    """The best recall among thresholds whose precision is >= ``precision``.
+
+    >>> import tapeflow as tf
+    >>> float(tf.metrics.RecallAtPrecision(0.8)([0, 0, 1, 1], [0, 0.5, 0.3, 0.9]))
+    0.5
+    """
+
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+        self.precision = _unit(precision, "precision", type(self).__name__)
+        super().__init__(precision, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
+
+    def result(self):
+        return self._best("precision", "recall")
 
 
 class AUC(_Confusion):
-    """The area under the ROC (or precision-recall, ``curve="PR"``) curve, from confusion counts at
-    ``num_thresholds`` evenly spaced thresholds, summed as Keras does (``summation_method``).
+    """The area under the ROC, precision-recall (``curve="PR"``) or precision-recall-gain (``"PRGAIN"``)
+    curve, from confusion counts at ``num_thresholds`` evenly spaced thresholds (or ``thresholds``),
+    summed as Keras does (``summation_method``).  ``multi_label=True`` scores each label (column) on its
+    own and averages them (weighted by ``label_weights``); otherwise ``label_weights`` weigh the labels'
+    counts.  ``from_logits`` applies a sigmoid first.
 
     >>> import tapeflow as tf
     >>> m = tf.metrics.AUC(num_thresholds=3)
@@ -433,33 +1283,56 @@ class AUC(_Confusion):
     0.75
     """
 
-    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name="auc", dtype=None,
-                 thresholds=None, from_logits=False):
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
+                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
         super().__init__(name=name, dtype=dtype)
-        curve = curve.upper()
-        if curve not in ("ROC", "PR"):
-            raise ValueError(f"curve must be 'ROC' or 'PR', got {curve!r}")
-        if summation_method not in ("interpolation", "minoring", "majoring"):
-            raise ValueError("summation_method must be 'interpolation', 'minoring' or 'majoring', "
-                             f"got {summation_method!r}")
-        self.curve, self.summation_method, self.from_logits = curve, summation_method, bool(from_logits)
-        eps = 1e-7
+        curve = {"roc": "ROC", "pr": "PR", "prgain": "PRGAIN"}.get(str(curve).lower())
+        if curve is None:
+            raise InvalidArgumentError(f"curve must be 'ROC', 'PR' or 'PRGAIN', got {curve!r}", "AUC")
+        method = str(summation_method).lower()
+        if method not in ("interpolation", "minoring", "majoring"):
+            raise InvalidArgumentError("summation_method must be 'interpolation', 'minoring' or 'majoring', "
+                                       f"got {summation_method!r}", "AUC")
+        self.curve, self.summation_method, self.from_logits = curve, method, bool(from_logits)
+        self.multi_label, self.num_labels = bool(multi_label), num_labels
+        if num_labels is not None and not self.multi_label:
+            raise InvalidArgumentError("num_labels is needed only when multi_label is True", "AUC")
+        self.label_weights = None if label_weights is None else [float(v) for v in label_weights]
+        eps = _losses.EPSILON
         if thresholds is not None:
             inner = sorted(float(t) for t in thresholds)
+            evenly = _evenly([0.0] + inner + [1.0])
         else:
             if num_thresholds <= 1:
-                raise ValueError(f"num_thresholds must be > 1, got {num_thresholds}")
+                raise InvalidArgumentError(f"num_thresholds must be > 1, got {num_thresholds}", "AUC")
             inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+            evenly = True
         thr = [0.0 - eps] + inner + [1.0 + eps]
         self.num_thresholds = len(thr)
-        self._setup(thr, ("true_positives", "false_positives", "true_negatives", "false_negatives"))
+        self._setup(thr, ("true_positives", "false_positives", "true_negatives", "false_negatives"), evenly=evenly,
+                    with_epsilon=True, shape=num_labels if self.multi_label else None)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         if self.from_logits:
             y_pred = K.sigmoid(_f32(y_pred))
-        self._update(y_true, y_pred, sample_weight)
+        if self.multi_label and len(_tensor(y_pred).shape) != 2:
+            raise InvalidArgumentError(f"y_pred must have rank 2 when multi_label=True, got shape "
+                                       f"{tuple(_tensor(y_pred).shape)}", "AUC")
+        self._update(y_true, y_pred, sample_weight, multi_label=self.multi_label,
+                     label_weights=None if self.multi_label else self.label_weights)
+
+    def _by_label(self, terms):
+        if not self.multi_label:
+            return K.reduce_sum(terms)
+        per = K.reduce_sum(terms, axis=0)
+        if self.label_weights is None:
+            return K.reduce_mean(per)
+        lw = K.constant(self.label_weights, dtype=K.float32)
+        return K.div_no_nan(K.reduce_sum(per * lw), K.reduce_sum(lw))
 
     def result(self):
+        if not getattr(self, "_built", False):
+            return K.constant(0.0)
         n = self.num_thresholds
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
         tn, fn = self.true_negatives.read_value(), self.false_negatives.read_value()
@@ -469,30 +1342,127 @@ class AUC(_Confusion):
             dp = p[:n - 1] - p[1:]
             slope = K.div_no_nan(dtp, K.maximum(dp, 0.0))
             intercept = tp[1:] - slope * p[1:]
-            both = K.cast(K.logical_and(K.greater(p[:n - 1], 0.0), K.greater(p[1:], 0.0)), K.float32)
-            ratio = both * K.div_no_nan(p[:n - 1], K.maximum(p[1:], 0.0)) + (1.0 - both)
+            both = K.logical_and(K.greater(p[:n - 1], 0.0), K.greater(p[1:], 0.0))
+            ratio = K.where(both, K.div_no_nan(p[:n - 1], K.maximum(p[1:], 0.0)), K.ones_like(dtp))
             inc = K.div_no_nan(slope * (dtp + intercept * K.log(ratio)), K.maximum(tp[1:] + fn[1:], 0.0))
-            return K.reduce_sum(inc)
+            return self._by_label(inc)
         recall = K.div_no_nan(tp, tp + fn)
         if self.curve == "ROC":
             x, y = K.div_no_nan(fp, fp + tn), recall
-        else:
+        elif self.curve == "PR":
             x, y = recall, K.div_no_nan(tp, tp + fp)
+        else:
+            scale = K.div_no_nan(tp + fn, tn + fp)
+            rg = 1.0 - scale * K.div_no_nan(fn, tp)
+            pg = 1.0 - scale * K.div_no_nan(fp, tp)
+            none = K.equal(tp, 0.0)
+            x = K.maximum(K.where(none, K.zeros_like(rg), rg), 0.0)
+            y = K.where(none, K.ones_like(pg), pg)
         if self.summation_method == "interpolation":
             heights = (y[:n - 1] + y[1:]) / 2.0
         elif self.summation_method == "minoring":
             heights = K.minimum(y[:n - 1], y[1:])
         else:
             heights = K.maximum(y[:n - 1], y[1:])
-        return K.reduce_sum((x[:n - 1] - x[1:]) * heights)
+        return self._by_label((x[:n - 1] - x[1:]) * heights)
+
+
+# the loss functions, as keras.metrics offers them
+binary_crossentropy = _losses.binary_crossentropy
+binary_focal_crossentropy = _losses.binary_focal_crossentropy
+categorical_crossentropy = _losses.categorical_crossentropy
+categorical_focal_crossentropy = _losses.categorical_focal_crossentropy
+sparse_categorical_crossentropy = _losses.sparse_categorical_crossentropy
+hinge = _losses.hinge
+squared_hinge = _losses.squared_hinge
+categorical_hinge = _losses.categorical_hinge
+huber = _losses.huber
+kl_divergence = _losses.kl_divergence
+log_cosh = _losses.log_cosh
+poisson = _losses.poisson
+mean_squared_error = mse = _losses.mean_squared_error
+mean_absolute_error = mae = _losses.mean_absolute_error
+mean_absolute_percentage_error = mape = _losses.mean_absolute_percentage_error
+mean_squared_logarithmic_error = msle = _losses.mean_squared_logarithmic_error
 
 
 _BY_NAME = {
     "accuracy": Accuracy, "acc": Accuracy, "binary_accuracy": BinaryAccuracy,
     "categorical_accuracy": CategoricalAccuracy, "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
     "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError, "mean_absolute_error": MeanAbsoluteError,
-    "mae": MeanAbsoluteError, "precision": Precision, "recall": Recall, "auc": AUC, "mean": Mean, "sum": Sum,
+    "mae": MeanAbsoluteError, "mean_absolute_percentage_error": MeanAbsolutePercentageError,
+    "mape": MeanAbsolutePercentageError, "mean_squared_logarithmic_error": MeanSquaredLogarithmicError,
+    "msle": MeanSquaredLogarithmicError, "root_mean_squared_error": RootMeanSquaredError,
+    "cosine_similarity": CosineSimilarity, "logcosh": LogCoshError, "log_cosh": LogCoshError,
+    "kl_divergence": KLDivergence, "kld": KLDivergence, "poisson": Poisson, "hinge": Hinge,
+    "squared_hinge": SquaredHinge, "categorical_hinge": CategoricalHinge,
+    "binary_crossentropy": BinaryCrossentropy, "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy, "r2_score": R2Score,
+    "pearson_correlation": PearsonCorrelation, "concordance_correlation": ConcordanceCorrelation,
+    "precision": Precision, "recall": Recall, "auc": AUC, "true_positives": TruePositives,
+    "false_positives": FalsePositives, "true_negatives": TrueNegatives, "false_negatives": FalseNegatives,
+    "f1_score": F1Score, "fbeta_score": FBetaScore, "mean": Mean, "sum": Sum,
 }
+
+__all__ = [
+    "Metric", "Mean", "Sum", "MeanMetricWrapper", "Accuracy", "BinaryAccuracy", "CategoricalAccuracy",
+    "SparseCategoricalAccuracy", "TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy", "MeanSquaredError",
+    "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "RootMeanSquaredError",
+    "CosineSimilarity", "LogCoshError", "KLDivergence", "Poisson", "BinaryCrossentropy", "CategoricalCrossentropy",
+    "SparseCategoricalCrossentropy", "Hinge", "SquaredHinge", "CategoricalHinge", "PearsonCorrelation",
+    "ConcordanceCorrelation", "R2Score", "FBetaScore", "F1Score", "IoU", "BinaryIoU", "MeanIoU", "OneHotIoU",
+    "OneHotMeanIoU", "TruePositives", "FalsePositives", "TrueNegatives", "FalseNegatives", "Precision", "Recall",
+    "SensitivityAtSpecificity", "SpecificityAtSensitivity", "PrecisionAtRecall", "RecallAtPrecision", "AUC",
+    "accuracy", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
+    "top_k_categorical_accuracy", "sparse_top_k_categorical_accuracy", "cosine_similarity", "pearson_correlation",
+    "concordance_correlation", "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy",
+    "categorical_focal_crossentropy", "sparse_categorical_crossentropy", "hinge", "squared_hinge",
+    "categorical_hinge", "huber", "kl_divergence", "log_cosh", "poisson", "mean_squared_error",
+    "mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_logarithmic_error", "get", "serialize",
+    "deserialize",
+]
+
+
+def serialize(metric):
+    """A metric as a dict ``{"class_name", "config"}`` (a function as its name).
+
+    >>> import tapeflow as tf
+    >>> tf.metrics.serialize(tf.metrics.TopKCategoricalAccuracy(k=3))["config"]["k"]
+    3
+    """
+    if isinstance(metric, Metric):
+        return {"module": "keras.metrics", "class_name": type(metric).__name__, "config": metric.get_config(),
+                "registered_name": None}
+    if callable(metric) and getattr(metric, "__name__", None) in __all__:
+        return metric.__name__
+    raise TypeError(f"serialize: a Metric or a metric function of tapeflow.metrics is needed, "
+                    f"got {type(metric).__name__}")
+
+
+def deserialize(config, custom_objects=None):
+    """A metric from ``serialize``'s dict or a name (``custom_objects`` maps names to your own classes).
+
+    >>> import tapeflow as tf
+    >>> tf.metrics.deserialize({"class_name": "TopKCategoricalAccuracy", "config": {"k": 3}}).k
+    3
+    """
+    custom = dict(custom_objects or {})
+    if isinstance(config, str):
+        if config in custom:
+            return custom[config]
+        fn = globals().get(config)
+        if config in __all__ and callable(fn) and not isinstance(fn, type):
+            return fn
+        return get(config)
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise TypeError(f"deserialize: a dict with 'class_name' and 'config' or a name is needed, got {config!r}")
+    name = config["class_name"]
+    cls = custom.get(name) or (globals().get(name) if name in __all__ else None)
+    if not (isinstance(cls, type) and issubclass(cls, Metric)):
+        raise ValueError(f"unknown metric class {name!r}; allowed: the classes of tapeflow.metrics or custom_objects")
+    return cls.from_config(config.get("config") or {})
 
 
 def get(identifier, name=None):
@@ -509,6 +1479,8 @@ def get(identifier, name=None):
         if name is not None and name != identifier.name:
             raise ValueError(f"metric {identifier.name!r} is already named; allowed: name=None for a Metric object")
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         key = identifier if identifier in _BY_NAME else _snake(identifier)
         try:
