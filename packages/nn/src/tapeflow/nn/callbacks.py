@@ -1,5 +1,6 @@
 """Training callbacks (``tf.keras.callbacks``): History, ProgbarLogger, TensorBoard, ModelCheckpoint,
-EarlyStopping, LearningRateScheduler, TerminateOnNaN, LambdaCallback, and the progress bar.
+EarlyStopping, LearningRateScheduler, ReduceLROnPlateau, CSVLogger, BackupAndRestore, TerminateOnNaN,
+LambdaCallback, and the progress bar.
 
 >>> import tapeflow as tf
 >>> stop = tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2)
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import sys
 import time
+import warnings
 
 
 class Progbar:
@@ -203,7 +206,6 @@ class History(Callback):
 
     def on_train_begin(self, logs=None):
         self.epoch = []
-        self.history = {}
 
     def on_epoch_end(self, epoch, logs=None):
         self.epoch.append(epoch)
@@ -214,28 +216,97 @@ class History(Callback):
 
 
 class ProgbarLogger(Callback):
-    """Prints ``Epoch i/n`` and a progress bar with the running loss and metrics."""
+    """Prints ``Epoch i/n`` (when n > 1) and a progress bar with the running loss and metrics; its
+    verbosity, epochs and steps come from ``fit``'s params (``verbose`` and ``stream`` override them).
+    Outside ``fit`` it shows ``evaluate``'s and ``predict``'s progress.
 
-    def __init__(self, verbose=1, stream=None):
+    >>> import io
+    >>> import tapeflow as tf
+    >>> out = io.StringIO()
+    >>> bar = tf.keras.callbacks.ProgbarLogger(stream=out)
+    >>> bar.set_params({"verbose": 1, "epochs": 2, "steps": 1})
+    >>> bar.on_train_begin(); bar.on_epoch_begin(0); bar.on_train_batch_end(0, {"loss": 0.5})
+    >>> bar.on_epoch_end(0, {"loss": 0.5})
+    >>> out.getvalue().splitlines()[0]
+    'Epoch 1/2'
+    """
+
+    def __init__(self, verbose=None, stream=None):
         super().__init__()
-        self.verbose, self.stream = verbose, stream
-        self._bar = None
+        self._verbose_arg, self.stream = verbose, stream
+        self.verbose = 1 if verbose is None else int(verbose)
+        self.epochs, self.target, self.seen = 1, None, 0
+        self.progbar = None
+        self._called_in_fit = False
+
+    def set_params(self, params):
+        super().set_params(params)
+        if self._verbose_arg is None:
+            v = params.get("verbose", 1)
+            self.verbose = 1 if v == "auto" else int(v)
+        self.epochs = params.get("epochs", 1)
+        self.target = params.get("steps")
+
+    def _reset(self):
+        self.seen, self.progbar = 0, None
+
+    def _bar(self):
+        if self.progbar is None:
+            self.progbar = Progbar(self.target, verbose=self.verbose, stream=self.stream)
+        return self.progbar
+
+    def _update(self, batch, logs):
+        self.seen = batch + 1
+        if self.verbose == 1:
+            self._bar().update(self.seen, list((logs or {}).items()), finalize=False)
+
+    def _finalize(self, logs):
+        bar = self._bar()
+        if self.target is None:
+            self.target = self.seen
+        bar.target = self.target if self.target is not None else bar.target
+        bar.update(self.target, list((logs or {}).items()), finalize=True)
+
+    def on_train_begin(self, logs=None):
+        self._called_in_fit = True
+
+    def on_train_end(self, logs=None):
+        self._called_in_fit = False
 
     def on_epoch_begin(self, epoch, logs=None):
-        if self.verbose:
+        self._reset()
+        self._bar()
+        if self.verbose and self.epochs > 1:
             out = self.stream or sys.stdout
-            out.write(f"Epoch {epoch + 1}/{self.params.get('epochs', '?')}\n")
+            out.write(f"Epoch {epoch + 1}/{self.epochs}\n")
             out.flush()
-        self._bar = Progbar(self.params.get("steps"), verbose=self.verbose, stream=self.stream)
 
     def on_train_batch_end(self, batch, logs=None):
-        if self._bar is not None:
-            self._bar.update(batch + 1, list((logs or {}).items()), finalize=False)
+        self._update(batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
-        if self._bar is not None:
-            self._bar.target = self._bar._seen if self._bar.target is None else self._bar.target
-            self._bar.update(self._bar._seen, list((logs or {}).items()), finalize=True)
+        self._finalize(logs)
+
+    def on_test_begin(self, logs=None):
+        if not self._called_in_fit:
+            self._reset()
+
+    def on_test_batch_end(self, batch, logs=None):
+        if not self._called_in_fit:
+            self._update(batch, logs)
+
+    def on_test_end(self, logs=None):
+        if not self._called_in_fit:
+            self._finalize(logs)
+
+    def on_predict_begin(self, logs=None):
+        self._reset()
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._update(batch, None)
+
+    def on_predict_end(self, logs=None):
+        self._finalize(logs)
 
 
 class EarlyStopping(Callback):
@@ -451,22 +522,35 @@ class LearningRateScheduler(Callback):
 
 
 class TerminateOnNaN(Callback):
-    """Stop training when the loss becomes NaN or infinite.
+    """Stop training when the loss becomes NaN or infinite (``raise_error=True``: raise a RuntimeError
+    at once instead).
 
     >>> import tapeflow as tf
-    >>> isinstance(tf.keras.callbacks.TerminateOnNaN(), tf.keras.callbacks.Callback)
-    True
+    >>> cb = tf.keras.callbacks.TerminateOnNaN(raise_error=True)
+    >>> try:
+    ...     cb.on_train_batch_end(3, {"loss": float("nan")})
+    ... except RuntimeError as e:
+    ...     print(str(e).split(".")[0])
+    NaN or Inf loss encountered at batch 3
     """
+
+    def __init__(self, raise_error=False):
+        super().__init__()
+        self.raise_error = bool(raise_error)
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(float(loss)):
-            print(f"Batch {batch}: invalid loss, terminating training")
+            if self.raise_error:
+                raise RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {float(loss)}. "
+                                   "Terminating training immediately.")
+            print(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
 
 class LambdaCallback(Callback):
-    """A callback from functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``.
+    """A callback from functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``; any hook of
+    Callback may be given (``on_test_batch_end=...``); other keyword arguments become attributes, as Keras.
 
     >>> import tapeflow as tf
     >>> cb = tf.keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: print("done", e))
@@ -474,10 +558,268 @@ class LambdaCallback(Callback):
     done 3
     """
 
-    def __init__(self, **hooks):
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
+                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
         super().__init__()
+        hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end, "on_train_begin": on_train_begin,
+                 "on_train_end": on_train_end, "on_train_batch_begin": on_train_batch_begin,
+                 "on_train_batch_end": on_train_batch_end}
+        for name, value in kwargs.items():
+            if name.startswith("on_"):
+                if not hasattr(Callback, name):
+                    raise ValueError(f"LambdaCallback: unknown callback hook {name!r}; allowed: the on_* methods of "
+                                     "Callback")
+                hooks[name] = value
+            else:
+                setattr(self, name, value)
         for name, fn in hooks.items():
-            if not name.startswith("on_") or not hasattr(Callback, name):
-                raise ValueError(f"unknown callback hook {name!r}")
+            if fn is None:
+                continue
+            if not callable(fn):
+                raise TypeError(f"LambdaCallback: {name} must be a function, got {type(fn).__name__}")
             setattr(self, name, fn)
 
+
+class _MonitorMode:
+    """Keras's MonitorCallback rule: improvement is ``current < best - min_delta`` ("min") or
+    ``current > best + min_delta`` ("max"); "auto" is max for accuracy/AUC-like names, else min."""
+
+    def _set_monitor(self, monitor, mode, min_delta):
+        self.monitor = monitor
+        self.mode = _mode(mode, monitor)
+        self.min_delta = abs(float(min_delta))
+        self.best = None
+
+    def _is_improvement(self, current, best):
+        if best is None:
+            return True
+        if self.mode == "max":
+            return current - self.min_delta > best
+        return current + self.min_delta < best
+
+
+class ReduceLROnPlateau(_MonitorMode, Callback):
+    """Multiply the learning rate by ``factor`` (never below ``min_lr``) when ``monitor`` has not improved
+    by ``min_delta`` for ``patience`` epochs, then wait ``cooldown`` epochs; logs ``learning_rate``.
+
+    >>> import tapeflow as tf
+    >>> cb = tf.keras.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1)
+    >>> cb.factor, cb.patience, cb.mode
+    (0.5, 1, 'min')
+    """
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
+                 cooldown=0, min_lr=0.0, **kwargs):
+        super().__init__()
+        if kwargs:
+            raise TypeError(f"ReduceLROnPlateau: unexpected arguments {sorted(kwargs)}")
+        if float(factor) >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0, got factor={factor}")
+        self._set_monitor(monitor, mode, min_delta)
+        self.factor, self.min_lr, self.patience = float(factor), float(min_lr), int(patience)
+        self.verbose, self.cooldown = verbose, int(cooldown)
+        self.cooldown_counter = self.wait = 0
+
+    def on_train_begin(self, logs=None):
+        self.best, self.cooldown_counter, self.wait = None, 0, 0
+
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _reduce(self, epoch):
+        opt = self.model.optimizer
+        old = float(opt.learning_rate)
+        if old > float(_f32(self.min_lr)):
+            new = max(old * self.factor, self.min_lr)
+            opt.learning_rate = new
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+            return True
+        return False
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        logs["learning_rate"] = float(self.model.optimizer.learning_rate)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs)}.", stacklevel=2)
+            return
+        current = float(current)
+        if self.in_cooldown():
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._is_improvement(current, self.best):
+            self.best, self.wait = current, 0
+        elif not self.in_cooldown():
+            self.wait += 1
+            if self.wait >= self.patience and self._reduce(epoch):
+                self.cooldown_counter, self.wait = self.cooldown, 0
+
+
+def _f32(x):
+    import numpy as np
+
+    return np.float32(x)
+
+
+class CSVLogger(Callback):
+    """Append each epoch's logs to a CSV file: an ``epoch`` column, then the log names sorted (with
+    ``val_`` columns added when the first epoch has none, as Keras).  Each row is written and flushed
+    as the epoch ends; ``append=True`` continues an existing file (its header is kept).
+
+    >>> import os, tempfile
+    >>> import tapeflow as tf
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.csv")
+    >>> cb = tf.keras.callbacks.CSVLogger(path)
+    >>> cb.on_train_begin(); cb.on_epoch_end(0, {"loss": 0.5}); cb.on_train_end()
+    >>> open(path).read().splitlines()
+    ['epoch,loss,val_loss', '0,0.5,NA']
+    """
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename, self.sep, self.append = os.fspath(filename), separator, bool(append)
+        self.writer = self.keys = self.csv_file = None
+        self.append_header = True
+
+    def on_train_begin(self, logs=None):
+        if self.append:
+            if os.path.exists(self.filename):
+                with open(self.filename) as f:
+                    self.append_header = not bool(len(f.readline()))
+            mode = "a"
+        else:
+            mode = "w"
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.csv_file = open(self.filename, mode, newline="")  # noqa: SIM115 (closed in on_train_end)
+        self.writer = self.keys = None
+
+    @staticmethod
+    def _value(v):
+        import numpy as np
+
+        if isinstance(v, str):
+            return v
+        if hasattr(v, "numpy") and not isinstance(v, np.ndarray):
+            v = v.numpy()
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            return v.item()
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return f'"[{", ".join(map(str, np.asarray(v).ravel().tolist()))}]"'
+        return v
+
+    def on_epoch_end(self, epoch, logs=None):
+        import collections
+        import csv
+
+        logs = logs or {}
+        if self.keys is None:
+            self.keys = sorted(logs)
+            if self.keys and not any(k.startswith("val_") for k in self.keys):
+                self.keys.extend([f"val_{k}" for k in self.keys])
+        if self.writer is None:
+            dialect = type("_Dialect", (csv.excel,), {"delimiter": self.sep})
+            self.writer = csv.DictWriter(self.csv_file, fieldnames=["epoch"] + self.keys, dialect=dialect)
+            if self.append_header:
+                self.writer.writeheader()
+        row = collections.OrderedDict({"epoch": epoch})
+        row.update((k, self._value(logs.get(k, "NA"))) for k in self.keys)
+        self.writer.writerow(row)
+        self.csv_file.flush()
+
+    def on_train_end(self, logs=None):
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.writer = None
+
+
+class BackupAndRestore(Callback):
+    """Back up the weights and the epoch reached to ``backup_dir`` every epoch (or
+    every ``save_freq`` batches), so a ``fit`` interrupted by an error resumes, when run again with this
+    callback, from the last backup at the right epoch.  ``double_checkpoint`` keeps the previous
+    backup too (used when the latest is unreadable); ``delete_checkpoint`` removes the directory when
+    training ends normally.
+
+    >>> import os, tempfile
+    >>> import tapeflow as tf
+    >>> cb = tf.keras.callbacks.BackupAndRestore(os.path.join(tempfile.mkdtemp(), "backup"))
+    >>> os.path.basename(cb._weights_path)
+    'latest.weights.h5'
+    """
+
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False, delete_checkpoint=True):
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("BackupAndRestore: an empty backup_dir was passed")
+        if save_freq != "epoch" and not (isinstance(save_freq, int) and not isinstance(save_freq, bool)
+                                         and save_freq > 0):
+            raise ValueError(f"BackupAndRestore: save_freq must be 'epoch' or a positive int, got {save_freq!r}")
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq, self.double_checkpoint = save_freq, bool(double_checkpoint)
+        self.delete_checkpoint = bool(delete_checkpoint)
+        self._weights_path = os.path.join(self.backup_dir, "latest.weights.h5")
+        self._metadata_path = os.path.join(self.backup_dir, "training_metadata.json")
+        self._prev_weights_path = self._weights_path + ".bkp"
+        self._prev_metadata_path = self._metadata_path + ".bkp"
+        self._batches_since_save = self._last_batch_seen = self._current_epoch = 0
+
+    def on_train_begin(self, logs=None):
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001 (a damaged latest backup: fall back on the previous one if kept)
+            if not os.path.exists(self._prev_weights_path):
+                raise
+            shutil.copyfile(self._prev_weights_path, self._weights_path)
+            if os.path.exists(self._prev_metadata_path):
+                shutil.copyfile(self._prev_metadata_path, self._metadata_path)
+            elif os.path.exists(self._metadata_path):
+                os.remove(self._metadata_path)
+            self._load()
+
+    def _load(self):
+        import json
+
+        if os.path.exists(self._weights_path):
+            self.model.load_weights(self._weights_path)
+        if os.path.exists(self._metadata_path):
+            with open(self._metadata_path) as f:
+                meta = json.loads(f.read())
+            self._current_epoch = int(meta["epoch"])
+            self.model._initial_epoch = self._current_epoch  # fit starts from here
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._current_epoch = epoch + 1
+        self._last_batch_seen = 0
+        if self.save_freq == "epoch":
+            self._save()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq == "epoch":
+            return
+        add = batch + 1 if batch <= self._last_batch_seen else batch - self._last_batch_seen
+        self._batches_since_save += add
+        self._last_batch_seen = batch
+        if self._batches_since_save >= self.save_freq:
+            self._batches_since_save = 0
+            self._save()
+
+    def _save(self):
+        import json
+
+        os.makedirs(self.backup_dir, exist_ok=True)
+        if self.double_checkpoint:
+            for src, dst in ((self._weights_path, self._prev_weights_path),
+                             (self._metadata_path, self._prev_metadata_path)):
+                if os.path.exists(src):
+                    shutil.copyfile(src, dst)
+        self.model.save_weights(self._weights_path)
+        tmp = self._metadata_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"epoch": self._current_epoch, "batch": self._last_batch_seen}))
+        os.replace(tmp, self._metadata_path)
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+            shutil.rmtree(self.backup_dir)

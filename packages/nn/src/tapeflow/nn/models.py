@@ -345,6 +345,7 @@ class Model(Layer):
         cbs.set_params({"epochs": epochs, "steps": train.steps, "verbose": verbose})
         self.__dict__["stop_training"] = False
         cbs.on_train_begin()
+        initial_epoch = self.__dict__.pop("_initial_epoch", None) or initial_epoch  # set by BackupAndRestore
         logs = {}
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
