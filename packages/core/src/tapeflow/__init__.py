@@ -17,10 +17,13 @@ from tapeflow.core import *  # noqa: E402,F401,F403
 from tapeflow.core import __version__, errors, dtypes  # noqa: E402,F401
 from tapeflow.core.api import (config, debugging, linalg, math, random, _lazy_attr)  # noqa: E402,F401
 
+newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
+
 # names of upper packages: attribute -> (module, attribute or None for the module itself, distribution)
 _LAZY = {
     "print": ("tapeflow.core.printing", "print_", "tapeflow-core"),
     "GradientTape": ("tapeflow.autodiff", "GradientTape", "tapeflow-autodiff"),
+    "UnconnectedGradients": ("tapeflow.autodiff", "UnconnectedGradients", "tapeflow-autodiff"),
     "gradients_function": ("tapeflow.autodiff", "gradients_function", "tapeflow-autodiff"),
     "value_and_gradients_function": ("tapeflow.autodiff", "value_and_gradients_function", "tapeflow-autodiff"),
     "implicit_gradients": ("tapeflow.autodiff", "implicit_gradients", "tapeflow-autodiff"),

@@ -19,7 +19,7 @@ def _namespace(name: str, doc: str, names: dict) -> types.ModuleType:
 
 
 _MATH_EXTRA = ("is_nan", "is_inf", "is_finite", "real_div", "floormod", "div_no_nan", "truediv", "divide",
-               "digamma", "lgamma", "erf", "erfc", "log_sigmoid", "squared_difference", "reduce_sum",
+               "divide_no_nan", "digamma", "lgamma", "erf", "erfc", "log_sigmoid", "squared_difference", "reduce_sum",
                "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any", "reduce_all",
                "argmax", "argmin", "add_n", "softplus", "sigmoid", "tanh")
 math = _namespace("math", "Element-wise math and reductions (tf.math).",

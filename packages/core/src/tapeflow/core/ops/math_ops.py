@@ -317,6 +317,7 @@ def truediv(x, y, name=None):
 
 
 divide = truediv
+divide_no_nan = div_no_nan  # tf.math.divide_no_nan: TensorFlow 2's name of DivNoNan
 
 
 @register("add_n", "AddN", kind="composite")
