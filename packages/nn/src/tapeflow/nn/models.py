@@ -204,8 +204,9 @@ class Model(Layer):
                               if v is not None and not (k == "steps_per_execution" and v == 1)}
         d["optimizer"] = _optimizers.get(optimizer)
         d["compiled_loss"] = _losses.get(loss) if loss is not None else None
-        d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + \
-            [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(weighted_metrics)]
+        weighted = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(weighted_metrics)]
+        d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + weighted
+        d["_weighted_ids"] = {id(m) for m in weighted}  # as Keras 3: only weighted_metrics see sample weights
         d["_loss_tracker"] = _metrics.Mean(name="loss")
         d["_compiled"] = True
         if run_eagerly is not None and not isinstance(run_eagerly, bool):
@@ -277,8 +278,9 @@ class Model(Layer):
     def _update_metrics(self, loss, y, y_pred, sample_weight, batch_size):
         with pause_all():
             self._loss_tracker.update_state(loss, sample_weight=batch_size)
+            weighted = self.__dict__.get("_weighted_ids", ())
             for m in self.compiled_metrics:
-                m.update_state(y, y_pred, sample_weight=sample_weight)
+                m.update_state(y, y_pred, sample_weight=sample_weight if id(m) in weighted else None)
 
     def _logs(self, returned=None):
         """The logs after a step: what a train/test step of the user's returned as a dict, else the metrics."""
@@ -319,24 +321,49 @@ class Model(Layer):
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, seed=None):
-        """Train for ``epochs`` over arrays ``x``, ``y`` (in batches of ``batch_size``, shuffled each epoch)
-        or over a dataset of (x, y) batches (a tapeflow ``Dataset`` or any iterable).
+        """Train for ``epochs`` over arrays ``x``, ``y`` (in batches of ``batch_size``), a tapeflow
+        ``Dataset`` or any iterable of batches, a Python generator, or a ``keras.utils.Sequence``
+        (``PyDataset``); batches are ``x``, ``(x, y)`` or ``(x, y, sample_weight)``.
 
-        Shows a progress bar (steps, time, loss, metrics) with ``verbose=1``; runs ``callbacks``;
-        evaluates ``validation_data`` (or the last ``validation_split`` of the arrays) after each
-        epoch.  Returns a History whose ``history`` maps each log name to its values per epoch.
+        As Keras 3's: ``shuffle`` is True (a new order of the arrays each epoch, or of a Sequence's
+        batches), ``"batch"`` (each batch's examples shuffled among themselves) or False;
+        ``class_weight`` maps class index to a weight that multiplies each example's loss (sparse,
+        one-hot or binary ``y``; not together with ``sample_weight``); ``steps_per_epoch`` takes
+        that many batches per epoch, continuing through the data across epochs (a generator that
+        runs out ends training with a warning); ``validation_data`` is ``(x, y)``, ``(x, y, w)`` or
+        a dataset/generator, evaluated after each epoch in ``validation_freq`` (an int: every n-th
+        epoch, or a list of epoch numbers counted from 1), ``validation_steps`` batches of it;
+        ``initial_epoch`` resumes the epoch count.  Shows a progress bar with ``verbose=1``; runs
+        ``callbacks``.  Returns a History whose ``history`` maps each log name to its values.
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,), kernel_initializer="ones")])
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x = np.array([[1.0], [2.0], [3.0], [4.0]], np.float32)
+        >>> h = model.fit(x, 2 * x, batch_size=2, epochs=3, initial_epoch=1, validation_data=(x, 2 * x),
+        ...               verbose=0)
+        >>> h.epoch, sorted(h.history)
+        ([1, 2], ['loss', 'val_loss'])
         """
         self._need_compiled("training")
-        if class_weight is not None:
-            raise ValueError("class_weight is not supported: pass per-example sample_weight instead")
+        _check_freq(validation_freq)
         if validation_split and validation_data is None:
-            if _is_dataset(x):
-                raise ValueError("validation_split needs array inputs; pass validation_data with a dataset")
+            if _is_dataset(x) or _is_sequence(x):
+                raise ValueError("validation_split is only supported for arrays; got a dataset or generator: "
+                                 "pass validation_data instead")
             (x, y, sample_weight), validation_data = _split(x, y, sample_weight, validation_split)
         strategy = _distribute.strategy_of(self)  # under tf.distribute: global batches split over the replicas
         seed = seed if strategy is None else strategy._shared_seed(seed, shuffle)
-        train = DataAdapter(x, y, sample_weight, batch_size, steps_per_epoch, shuffle=shuffle, seed=seed)
-        verbose = 1 if verbose == "auto" else int(verbose)
+        train = DataAdapter(x, y, sample_weight, batch_size, steps_per_epoch, shuffle=shuffle, seed=seed,
+                            class_weight=class_weight)
+        val = None
+        if validation_data is not None:
+            vargs = _val_args(validation_data)
+            val = DataAdapter(vargs["x"], vargs.get("y"), vargs.get("sample_weight"),
+                              None if vargs["iterable"] else (validation_batch_size or batch_size),
+                              validation_steps, shuffle=False)
+        verbose = _verbose(verbose)
         history = _cb.History()
         cbs = _cb.CallbackList(_as_list(callbacks) + [history])
         if verbose:
@@ -361,29 +388,24 @@ class Model(Layer):
                 done = step + 1
                 if self.stop_training:
                     break
+            if done == 0:  # the input ran out before this epoch (a generator is read only once)
+                _ran_out()
+                break
             train.seen_epoch(done)
             if cbs.params.get("steps") is None and train.steps:
                 cbs.params["steps"] = train.steps  # a dataset of unknown length: known after one pass
             logs = self._logs(returned)
-            if validation_data is not None and (epoch + 1) % validation_freq == 0:
-                val = self.evaluate(**_val_args(validation_data), steps=validation_steps, verbose=0,
-                                    return_dict=True,
-                                    batch_size=None if _is_dataset(validation_data) else
-                                    (validation_batch_size or batch_size))
-                logs.update({f"val_{k}": v for k, v in val.items()})
+            if val is not None and _should_eval(epoch, validation_freq):
+                vlogs = self._run_test(val, cbs, verbose=0)
+                logs.update({f"val_{k}": v for k, v in vlogs.items()})
             cbs.on_epoch_end(epoch, logs)
             if self.stop_training:
                 break
         cbs.on_train_end(logs)
         return history
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
-                 callbacks=None, return_dict=False):
-        """The loss and metrics over ``x``, ``y`` (or a dataset): a scalar loss, a list, or a dict."""
-        self._need_compiled("evaluating")
-        data = DataAdapter(x, y, sample_weight, batch_size, steps, shuffle=False)
-        verbose = 1 if verbose == "auto" else int(verbose)
-        cbs = _cb.CallbackList(_as_list(callbacks), model=self)
+    def _run_test(self, data, cbs, verbose):
+        """Loss and metrics over one pass of a DataAdapter (evaluate, and fit's validation)."""
         self.reset_metrics()
         cbs.on_test_begin()
         bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
@@ -392,49 +414,117 @@ class Model(Layer):
         for n, batch in enumerate(data.epoch(), 1):
             cbs.on_test_batch_begin(n - 1)
             returned = self._step_function("test_step")(batch)
+            blogs = self._logs(returned)
             if bar is not None:
-                bar.update(n, list(self._logs(returned).items()), finalize=False)
-            cbs.on_test_batch_end(n - 1)
+                bar.update(n, list(blogs.items()), finalize=False)
+            cbs.on_test_batch_end(n - 1, blogs)
+        if n == 0:
+            raise ValueError("evaluate() got no data: the input is empty (or a generator already read to its end)")
+        data.seen_epoch(n)
         logs = self._logs(returned)
         if bar is not None:
             bar.target = n
             bar.update(n, list(logs.items()), finalize=True)
         cbs.on_test_end(logs)
+        return logs
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False):
+        """The loss and metrics over ``x``, ``y`` (arrays, a dataset, a generator or a Sequence).
+
+        Returns the loss alone when there are no metrics, else the list ``[loss, metric, ...]``
+        (``metrics_names`` order), or with ``return_dict=True`` a dict of them by name.
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,), kernel_initializer="ones",
+        ...                                                     bias_initializer="zeros")])
+        >>> model.compile(loss="mse", metrics=["mae"])
+        >>> x = np.array([[1.0], [2.0]], np.float32)
+        >>> model.evaluate(x, x + 1, verbose=0, return_dict=True)
+        {'loss': 1.0, 'mae': 1.0}
+        """
+        self._need_compiled("evaluating")
+        data = DataAdapter(x, y, sample_weight, batch_size, steps, shuffle=False)
+        cbs = _cb.CallbackList(_as_list(callbacks), model=self)
+        cbs.set_params({"steps": data.steps, "verbose": _verbose(verbose)})
+        logs = self._run_test(data, cbs, _verbose(verbose))
         if return_dict:
             return logs
         vals = list(logs.values())
         return vals[0] if len(vals) == 1 else vals
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """The model's outputs over ``x`` (arrays or a dataset), batch by batch, as one NumPy array."""
+        """The model's outputs over ``x`` (arrays, a dataset, a generator or a Sequence), batch by batch,
+        as one NumPy array (a list or dict of them for several outputs); runs the callbacks'
+        ``on_predict_*`` hooks (``logs={"outputs": ...}`` after each batch, as Keras).
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,), kernel_initializer="ones")])
+        >>> model.predict(np.ones((3, 2)), batch_size=2, verbose=0).ravel().tolist()
+        [2.0, 2.0, 2.0]
+        """
         data = DataAdapter(x, None, None, batch_size, steps, shuffle=False)
-        verbose = 1 if verbose == "auto" else int(verbose)
+        verbose = _verbose(verbose)
+        cbs = _cb.CallbackList(_as_list(callbacks), model=self)
+        cbs.set_params({"steps": data.steps, "verbose": verbose})
         bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
         outs = []
+        cbs.on_predict_begin()
         for n, batch in enumerate(data.epoch(), 1):
+            cbs.on_predict_batch_begin(n - 1)
             out = self._step_function("predict_step")(batch)
             outs.append(_to_numpy(out))
+            cbs.on_predict_batch_end(n - 1, {"outputs": outs[-1]})
             if bar is not None:
                 bar.update(n, finalize=False)
         if bar is not None:
             bar.target = len(outs)
             bar.update(len(outs), finalize=True)
+        cbs.on_predict_end()
         if not outs:
-            raise ValueError("predict() got no data")
+            raise ValueError("predict() got no data: the input is empty (or a generator already read to its end)")
+        if isinstance(outs[0], dict):
+            return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
         if isinstance(outs[0], (list, tuple)):
             return type(outs[0])(np.concatenate([o[i] for o in outs]) for i in range(len(outs[0])))
         return np.concatenate(outs)
 
-    def train_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        """One training step on one batch; returns the loss (and metrics) for that batch."""
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One training step on one batch; returns the loss (and metrics) for that batch.
+
+        ``class_weight`` (a dict class -> weight) weighs each example by its class, as in ``fit``.
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,), kernel_initializer="zeros")])
+        >>> model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+        >>> model.train_on_batch(np.ones((2, 1)), np.ones((2, 1)), return_dict=True)
+        {'loss': 1.0}
+        >>> round(float(model.layers[0].kernel.numpy()[0, 0]), 4)   # w - 0.1 * d/dw mean((w + b - 1)^2)
+        0.2
+        """
         self._need_compiled("training")
+        if class_weight is not None and sample_weight is not None:
+            raise ValueError("you cannot give class_weight and sample_weight at the same time; allowed: one of them")
+        batch = (_tensor(x), _tensor(y), None if sample_weight is None else _tensor(sample_weight))
+        if class_weight is not None:
+            batch = _apply_class_weight(batch, _class_weight_table(class_weight))
         self.reset_metrics()
-        logs = self._logs(self._step_function("train_step")((_tensor(x), _tensor(y),
-                                           None if sample_weight is None else _tensor(sample_weight))))
+        logs = self._logs(self._step_function("train_step")(batch))
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else next(iter(logs.values())))
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        """Loss (and metrics) on one batch, without training."""
+        """Loss (and metrics) on one batch, without training.
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,), kernel_initializer="zeros")])
+        >>> model.compile(loss="mse", metrics=["mae"])
+        >>> model.test_on_batch(np.ones((2, 1)), np.full((2, 1), 3.0))
+        [9.0, 3.0]
+        """
         self._need_compiled("evaluating")
         self.reset_metrics()
         logs = self._logs(self._step_function("test_step")((_tensor(x), _tensor(y),
@@ -442,7 +532,14 @@ class Model(Layer):
         return logs if return_dict else (list(logs.values()) if len(logs) > 1 else next(iter(logs.values())))
 
     def predict_on_batch(self, x):
-        """The model's outputs for one batch, as a NumPy array."""
+        """The model's outputs for one batch, as a NumPy array (inference mode).
+
+        >>> import numpy as np
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(1,), kernel_initializer="ones")])
+        >>> model.predict_on_batch(np.array([[3.0]])).tolist()
+        [[3.0, 3.0]]
+        """
         return _to_numpy(self._step_function("predict_step")((_tensor(x), None, None)))
 
     # -- weights on disk -------------------------------------------------------------------------------
@@ -888,6 +985,7 @@ def _batch_size(x):
 
 
 def _is_dataset(x) -> bool:
+    """A tapeflow Dataset or another iterable of batches (a generator, an iterator, a data loader)."""
     try:
         from tapeflow.data import Dataset
     except ImportError:
@@ -896,7 +994,20 @@ def _is_dataset(x) -> bool:
         return True
     if isinstance(x, (np.ndarray, Tensor, Variable, list, tuple, dict, str, bytes)) or x is None:
         return False
-    return hasattr(x, "__iter__")
+    return hasattr(x, "__iter__") and not _is_sequence(x)
+
+
+def _is_sequence(x) -> bool:
+    """A ``keras.utils.Sequence``/``PyDataset``-like object: batches by index (``len`` and ``[i]``)."""
+    if isinstance(x, (np.ndarray, Tensor, Variable, list, tuple, dict, str, bytes)) or x is None:
+        return False
+    try:
+        from tapeflow.data import Dataset
+        if isinstance(x, Dataset):
+            return False
+    except ImportError:
+        pass
+    return hasattr(x, "__getitem__") and hasattr(x, "__len__")
 
 
 def _split(x, y, sw, fraction):
@@ -913,11 +1024,78 @@ def _split(x, y, sw, fraction):
 
 
 def _val_args(v):
-    if _is_dataset(v):
-        return {"x": v}
+    if _is_dataset(v) or _is_sequence(v):
+        return {"x": v, "iterable": True}
     if isinstance(v, tuple) and len(v) in (2, 3):
-        return {"x": v[0], "y": v[1], "sample_weight": v[2] if len(v) == 3 else None}
-    raise ValueError("validation_data must be (x, y), (x, y, sample_weight) or a dataset")
+        return {"x": v[0], "y": v[1], "sample_weight": v[2] if len(v) == 3 else None, "iterable": False}
+    raise ValueError("validation_data must be (x, y), (x, y, sample_weight), a dataset, a generator or a Sequence; "
+                     f"got {type(v).__name__}" + (f" of {len(v)}" if isinstance(v, (tuple, list)) else ""))
+
+
+def _check_freq(freq):
+    if isinstance(freq, bool) or not (isinstance(freq, (int, np.integer)) and freq >= 1 or
+                                      isinstance(freq, (list, tuple)) and
+                                      all(isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in freq)):
+        raise ValueError(f"validation_freq={freq!r}; allowed: a positive int (validate every n-th epoch) or a "
+                         "list of epoch numbers counted from 1")
+
+
+def _should_eval(epoch, freq):
+    return (epoch + 1) % int(freq) == 0 if isinstance(freq, (int, np.integer)) else (epoch + 1) in freq
+
+
+def _verbose(verbose):
+    if verbose == "auto":
+        return 1
+    if isinstance(verbose, bool) or not isinstance(verbose, (int, np.integer)) or verbose not in (0, 1, 2):
+        raise ValueError(f"verbose={verbose!r}; allowed: 'auto', 0, 1 or 2")
+    return int(verbose)
+
+
+def _ran_out():
+    import warnings
+
+    warnings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
+                  "generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` "
+                  "function when building your dataset.", UserWarning, stacklevel=3)
+
+
+def _class_weight_table(class_weight):
+    """``class_weight`` checked: a dict of class index -> weight."""
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be a dict mapping class indices to weights; got "
+                         f"{type(class_weight).__name__}")
+    table = {}
+    for k, v in class_weight.items():
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"class_weight key {k!r}; allowed: class indices (ints >= 0)")
+        try:
+            table[int(k)] = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"class_weight[{k}] = {v!r}; allowed: a number") from None
+    return table
+
+
+def _apply_class_weight(batch, table):
+    """(x, y, w) with w the class weight of each example's class (Keras's class_weight_to_sample_weights):
+    the argmax of one-hot ``y``, else ``y`` rounded; classes not in ``class_weight`` weigh 1."""
+    x, y, sw = unpack(batch)
+    if sw is not None:
+        raise ValueError("you cannot give class_weight and sample_weight at the same time (the batches carry "
+                         "sample weights); allowed: one of them")
+    if y is None:
+        raise ValueError("class_weight needs targets y to weigh examples by class; the batches have none")
+    if isinstance(y, (list, tuple, dict)):
+        raise ValueError("class_weight is only supported for models with a single output; weigh each output with "
+                         "sample_weight instead")
+    y = _tensor(y)
+    if len(y.shape) > 1 and y.shape[-1] != 1:
+        ids = K.argmax(y, axis=-1)
+    else:
+        ids = K.round(K.cast(K.reshape(y, [-1]) if len(y.shape) > 1 else y, K.float32))
+    ids = np.asarray(ids).astype(np.int64).ravel()  # class ids to host: a dict lookup, no arithmetic
+    w = np.array([table.get(int(c), 1.0) for c in ids], np.float32)
+    return x, y, K.constant(w)
 
 
 def _map(fn, x):
@@ -937,22 +1115,51 @@ def _num(x):
 
 
 class DataAdapter:
-    """Batches for the loops: from arrays (sliced, shuffled each epoch) or from a dataset (iterated)."""
+    """Batches for the loops, as Keras 3's data adapters and epoch iterator give them.
 
-    def __init__(self, x, y, sample_weight, batch_size, steps, shuffle=False, seed=None):
-        self._dataset = _is_dataset(x)
-        self._steps_arg = steps
+    From arrays (sliced; ``shuffle`` True, ``"batch"`` or False), from a ``Sequence``-like object
+    (``len``/``[i]``, its batch order shuffled with ``shuffle=True``, ``on_epoch_end()`` after
+    each epoch), or from an iterable (a tapeflow Dataset, a generator: iterated each epoch; a
+    generator is read once).  With ``steps``, each epoch takes that many batches and the next
+    epoch continues where it stopped; a pass that runs out mid-epoch ends the epoch with Keras's
+    warning.  ``class_weight`` turns each batch's ``y`` into sample weights.
+    """
+
+    def __init__(self, x, y, sample_weight, batch_size, steps, shuffle=False, seed=None, class_weight=None):
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1):
+            raise ValueError(f"steps={steps!r}; allowed: a positive int or None")
+        if shuffle not in (True, False, "batch") and not isinstance(shuffle, (np.bool_,)):
+            raise ValueError(f"shuffle={shuffle!r}; allowed: True, False or 'batch'")
+        self._steps_arg = None if steps is None else int(steps)
         self._iter = None
-        if self._dataset:
+        self._cw = None if class_weight is None else _class_weight_table(class_weight)
+        if class_weight is not None and sample_weight is not None:
+            raise ValueError("you cannot give class_weight and sample_weight at the same time; allowed: one of them")
+        self.shuffle = shuffle
+        if seed is None and shuffle:
+            # the order follows tf.random.set_seed (fresh without one), so seeded training repeats exactly
+            seed = int(K.random_uniform((), 0, 2 ** 31 - 1, dtype=K.int64))
+        self.rng = np.random.default_rng(seed)
+        self._kind = "dataset" if _is_dataset(x) else "sequence" if _is_sequence(x) else "arrays"
+        if self._kind != "arrays":
+            what = "a dataset or generator" if self._kind == "dataset" else "a Sequence"
             if y is not None:
-                raise ValueError("y must not be given when x is a dataset (it yields (x, y) batches)")
+                raise ValueError(f"y must not be given when x is {what} (it yields (x, y) batches)")
+            if sample_weight is not None:
+                raise ValueError(f"sample_weight must not be given when x is {what} (it yields (x, y, "
+                                 "sample_weight) batches)")
             if batch_size is not None:
-                raise ValueError("batch_size must not be given when x is a dataset (batch the dataset instead)")
+                raise ValueError(f"batch_size must not be given when x is {what} (it makes the batches)")
             self.ds = x
-            self.steps = steps if steps is not None else _cardinality(x)
+            n = len(x) if self._kind == "sequence" else _cardinality(x)
+            if n == -1 and steps is None:
+                raise ValueError("the dataset is infinite (it repeats): pass steps_per_epoch (or steps) to say "
+                                 "how many batches an epoch takes")
+            self._passlen = None if n == -1 else n
+            self.steps = steps if steps is not None else n
             return
         if x is None:
-            raise ValueError("no input data: pass x (arrays or a dataset)")
+            raise ValueError("no input data: pass x (arrays, a dataset, a generator or a Sequence)")
         self.x = _map(_host, x)
         self.y = None if y is None else _map(_host, y)
         self.sw = None if sample_weight is None else _map(_host, sample_weight)
@@ -960,37 +1167,34 @@ class DataAdapter:
         if self.y is not None and _num(self.y) != self.n:
             raise InvalidArgumentError(f"x has {self.n} examples but y has {_num(self.y)}; allowed: the same "
                                        "number", "Fit")
+        if self.sw is not None and _num(self.sw) != self.n:
+            raise InvalidArgumentError(f"x has {self.n} examples but sample_weight has {_num(self.sw)}; allowed: "
+                                       "the same number", "Fit")
         self.batch_size = int(batch_size or 32)
         if self.batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        self.shuffle = shuffle
-        if seed is None and shuffle:
-            # the order follows tf.random.set_seed (fresh without one), so seeded training repeats exactly
-            seed = int(K.random_uniform((), 0, 2 ** 31 - 1, dtype=K.int64))
-        self.rng = np.random.default_rng(seed)
         full = max(1, -(-self.n // self.batch_size)) if self.n else 0
-        self.steps = min(full, steps) if steps is not None else full
+        self._passlen = full
+        self.steps = steps if steps is not None else full
 
-    def epoch(self):
-        if self._dataset:
-            if self._steps_arg is not None:
-                # a fixed number of steps continues one iterator across epochs (repeated datasets)
-                if self._iter is None:
-                    self._iter = iter(self.ds)
-                for _ in range(self._steps_arg):
-                    try:
-                        yield _batch(next(self._iter))
-                    except StopIteration:
-                        self._iter = None
-                        return
-                return
+    def _pass(self):
+        """One pass over the data (a fresh order for shuffled arrays and Sequences)."""
+        if self._kind == "dataset":
             for b in self.ds:
                 yield _batch(b)
             return
+        if self._kind == "sequence":
+            order = self.rng.permutation(len(self.ds)) if self.shuffle else range(len(self.ds))
+            for i in order:
+                yield _batch(self.ds[int(i)])
+            return
         idx = self.rng.permutation(self.n) if self.shuffle and self.shuffle != "batch" else None
-        for i in range(self.steps):
-            s = slice(i * self.batch_size, min(self.n, (i + 1) * self.batch_size))
-            sel = idx[s] if idx is not None else s
+        for i in range(self._passlen):
+            start, stop = i * self.batch_size, min(self.n, (i + 1) * self.batch_size)
+            if self.shuffle == "batch":
+                sel = self.rng.permutation(stop - start) + start
+            else:
+                sel = idx[start:stop] if idx is not None else slice(start, stop)
 
             def take(a, sel=sel):
                 return K.constant(a[sel])
@@ -998,8 +1202,42 @@ class DataAdapter:
             yield (_map(take, self.x), None if self.y is None else _map(take, self.y),
                    None if self.sw is None else _map(take, self.sw))
 
+    def _end_of_pass(self):
+        if self._kind == "sequence" and hasattr(self.ds, "on_epoch_end"):
+            self.ds.on_epoch_end()
+
+    def epoch(self):
+        """The batches of one epoch."""
+        for b in self._epoch_raw():
+            yield b if self._cw is None else _apply_class_weight(b, self._cw)
+
+    def _epoch_raw(self):
+        if self._steps_arg is None:
+            yield from self._pass()
+            self._end_of_pass()
+            return
+        for step in range(self._steps_arg):
+            if self._iter is None:
+                self._iter = self._pass()
+            try:
+                b = next(self._iter)
+            except StopIteration:
+                self._iter = None
+                self._end_of_pass()
+                if step == 0:  # the last epoch ended where the data did: a new pass (empty for a generator)
+                    self._iter = self._pass()
+                    try:
+                        b = next(self._iter)
+                    except StopIteration:
+                        self._iter = None
+                        return
+                else:
+                    _ran_out()
+                    return
+            yield b
+
     def seen_epoch(self, steps):
-        if self._dataset and self.steps is None and steps:
+        if self.steps is None and steps:
             self.steps = steps
 
 
@@ -1028,8 +1266,8 @@ def _cardinality(ds):
                 n = int(f())
             except (TypeError, ValueError, RuntimeError):  # cardinality unknown to the dataset
                 n = -1
-            if n >= 0:
-                return n
+            if n >= 0 or n == -1:
+                return n  # -1: infinite (a repeated dataset)
     try:
         return len(ds)
     except TypeError:
