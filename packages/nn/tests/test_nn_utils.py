@@ -70,6 +70,7 @@ def test_set_random_seed_repeats_everything():
 
 
 def test_split_dataset():
+    pytest.importorskip("tapeflow.data", reason="these utilities return tapeflow Datasets (tapeflow-data)")
     x = np.arange(20, dtype=np.float32).reshape(10, 2)
     y = np.arange(10)
     left, right = U.split_dataset((x, y), left_size=0.7, shuffle=True, seed=1)
@@ -103,6 +104,7 @@ def _make_images(root, rng, sizes=((10, 14), (12, 12), (9, 16))):
 
 
 def test_image_dataset_from_directory(tmp_path, rng):
+    pytest.importorskip("tapeflow.data", reason="these utilities return tapeflow Datasets (tapeflow-data)")
     pytest.importorskip("PIL", reason="reading images needs Pillow (the test extra of tapeflow-nn)")
     made = _make_images(str(tmp_path), rng)
     ds = U.image_dataset_from_directory(str(tmp_path), image_size=(8, 8), batch_size=4, shuffle=False,
@@ -145,7 +147,8 @@ def test_image_dataset_from_directory(tmp_path, rng):
         U.image_dataset_from_directory(str(tmp_path), color_mode="cmyk", verbose=False)
 
 
-def test_text_dataset_from_directory_trains_a_model(tmp_path):
+def test_text_dataset_from_directory(tmp_path):
+    pytest.importorskip("tapeflow.data", reason="these utilities return tapeflow Datasets (tapeflow-data)")
     for cls, words in (("neg", "bad awful"), ("pos", "good great")):
         os.makedirs(tmp_path / cls)
         for i in range(3):
@@ -240,3 +243,114 @@ def test_pydataset_arguments():
     with pytest.raises(ValueError, match="use_multiprocessing"):
         U.PyDataset(use_multiprocessing=True)
     assert U.Sequence is U.PyDataset and U.PyDataset().workers == 1
+
+
+# -- keras.datasets: fake files in a temporary KERAS_HOME, never a download ---------------------------------
+
+@pytest.fixture
+def keras_home(tmp_path, monkeypatch):
+    import tapeflow.nn.utils as nu
+
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    fetched = []
+
+    def offline(url, path, *a):
+        fetched.append(url)
+        raise urllib.error.URLError("no network in tests")
+
+    monkeypatch.setattr(nu, "urlretrieve", offline)
+    (tmp_path / "datasets").mkdir()
+    return tmp_path, fetched
+
+
+def _sha(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_mnist_and_boston_read_keras_cache_files(keras_home, monkeypatch, rng):
+    home, fetched = keras_home
+    D = tf.keras.datasets
+    # offline and no file: the error says which file and where to put it
+    with pytest.raises(OSError, match=str(home / "datasets" / "mnist.npz")):
+        D.mnist.load_data()
+    assert fetched == [D.mnist.ORIGIN]
+    xtr = rng.integers(0, 256, size=(5, 28, 28), dtype=np.uint8)
+    ytr = rng.integers(0, 10, size=5).astype(np.uint8)
+    f = home / "datasets" / "mnist.npz"
+    np.savez(f, x_train=xtr, y_train=ytr, x_test=xtr[:2], y_test=ytr[:2])
+    monkeypatch.setattr(D.mnist, "FILE_HASH", _sha(f))  # the fake file stands in for Keras's
+    (a, b), (c, d) = D.mnist.load_data()
+    np.testing.assert_array_equal(a, xtr)
+    assert b.dtype == np.uint8 and c.shape == (2, 28, 28) and d.tolist() == ytr[:2].tolist()
+    # a cached file whose hash is not Keras's is fetched again (offline: the error again)
+    monkeypatch.setattr(D.mnist, "FILE_HASH", "0" * 64)
+    with pytest.raises(OSError, match="mnist.npz"):
+        D.mnist.load_data()
+    x = rng.normal(size=(10, 13)).astype(np.float32)
+    y = np.arange(10, dtype=np.float32)
+    f = home / "datasets" / "boston_housing.npz"
+    np.savez(f, x=x, y=y)
+    monkeypatch.setattr(D.boston_housing, "FILE_HASH", _sha(f))
+    (xa, ya), (xb, yb) = D.boston_housing.load_data(test_split=0.3)
+    order = np.arange(10)
+    np.random.RandomState(113).shuffle(order)  # Keras's split: shuffled by seed 113, then cut
+    np.testing.assert_array_equal(ya, y[order][:7])
+    np.testing.assert_array_equal(yb, y[order][7:])
+    assert xa.shape == (7, 13)
+
+
+def test_fashion_mnist_cifar_and_imdb_layouts(keras_home, monkeypatch, rng):
+    import gzip
+    import pickle
+    import tarfile
+
+    home, fetched = keras_home
+    D = tf.keras.datasets
+    folder = home / "datasets" / "fashion-mnist"
+    with pytest.raises(OSError, match=str(folder / "train-labels-idx1-ubyte.gz")):
+        D.fashion_mnist.load_data()
+    folder.mkdir(exist_ok=True)
+    imgs = rng.integers(0, 256, size=(3, 28, 28), dtype=np.uint8)
+    labs = np.array([1, 2, 3], np.uint8)
+    for name in D.fashion_mnist.FILES:
+        with gzip.open(folder / name, "wb") as f:
+            f.write(b"\0" * 8 + labs.tobytes() if "labels" in name else b"\0" * 16 + imgs.tobytes())
+    (a, b), (c, d) = D.fashion_mnist.load_data()
+    np.testing.assert_array_equal(a, imgs)
+    assert b.tolist() == [1, 2, 3] and c.shape == (3, 28, 28)
+    # CIFAR-10: Keras's archive name; offline the message names it, then a tar.gz placed there is read
+    archive = home / "datasets" / "cifar-10-batches-py-target_archive"
+    with pytest.raises(OSError, match=str(archive)):
+        D.cifar10.load_data()
+    src = home / "build" / "cifar-10-batches-py"
+    src.mkdir(parents=True)
+    data = rng.integers(0, 256, size=(2, 3072), dtype=np.uint8)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        with open(src / name, "wb") as f:
+            pickle.dump({b"data": data, b"labels": [3, 7]}, f)
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(src, arcname="cifar-10-batches-py")
+    monkeypatch.setattr(D.cifar10, "FILE_HASH", _sha(archive))
+    (a, b), (c, d) = D.cifar10.load_data()
+    assert a.shape == (10, 32, 32, 3) and b.shape == (10, 1) and c.shape == (2, 32, 32, 3)
+    np.testing.assert_array_equal(a[0], data[0].reshape(3, 32, 32).transpose(1, 2, 0))
+    assert d.ravel().tolist() == [3, 7]
+    # a pickled batch with anything but arrays is refused
+    with open(src / "test_batch", "wb") as f:
+        pickle.dump({b"data": data, b"labels": [3, 7], b"x": os.system}, f)
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(src, arcname="cifar-10-batches-py")
+    monkeypatch.setattr(D.cifar10, "FILE_HASH", _sha(archive))
+    with pytest.raises(pickle.UnpicklingError, match="only NumPy"):
+        D.cifar10.load_data()
+    # IMDB: Keras's index shift, start and out-of-vocabulary characters
+    f = home / "datasets" / "imdb.npz"
+    seqs = np.array([[1, 2, 3], [4, 5], [6]], dtype=object)
+    np.savez(f, x_train=seqs, y_train=np.array([0, 1, 0]), x_test=seqs[:2], y_test=np.array([1, 1]))
+    monkeypatch.setattr(D.imdb, "FILE_HASH", _sha(f))
+    (xa, ya), (xb, yb) = D.imdb.load_data(num_words=8)
+    assert sorted(len(s) for s in xa) == [2, 3, 4] and all(s[0] == 1 for s in xa)
+    assert max(max(s) for s in list(xa) + list(xb)) < 8 and 2 in [w for s in xa for w in s]  # oov_char
+    assert fetched and all("example" not in u for u in fetched)
