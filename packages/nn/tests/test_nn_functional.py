@@ -215,6 +215,59 @@ def test_functional_model_fits_evaluates_predicts():
     assert model.predict(data, verbose=0).shape == (64, 1)
 
 
+def _two_heads(lib):
+    a = lib.keras.Input(shape=(3,), name="a")
+    h = lib.keras.layers.Dense(4, activation="tanh", name="h")(a)
+    return lib.keras.Model(a, {"y1": lib.keras.layers.Dense(1, name="y1")(h),
+                               "y2": lib.keras.layers.Dense(2, name="y2")(h)})
+
+
+def test_several_outputs_train_with_a_loss_and_metrics_per_output():
+    model = _two_heads(tf)
+    model.compile(optimizer=tf.optimizers.SGD(0.1), loss={"y1": "mse", "y2": "mae"},
+                  loss_weights={"y1": 1.0, "y2": 0.5}, metrics={"y1": ["mae"], "y2": ["mse"]})
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 3)).astype(np.float32)
+    y = {"y1": x[:, :1] * 2, "y2": np.tanh(x[:, 1:])}
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    assert list(logs) == ["loss", "y1_loss", "y1_mae", "y2_loss", "y2_mse"]  # Keras 3's names and order
+    pred = {k: v.numpy() for k, v in model(x).items()}
+    assert set(model.predict_on_batch(x)) == {"y1", "y2"}
+    np.testing.assert_allclose(logs["y1_loss"], np.mean((pred["y1"] - y["y1"]) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(logs["y2_loss"], np.mean(np.abs(pred["y2"] - y["y2"])), rtol=1e-5)
+    np.testing.assert_allclose(logs["y2_mse"], np.mean((pred["y2"] - y["y2"]) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(logs["loss"], logs["y1_loss"] + 0.5 * logs["y2_loss"], rtol=1e-5)
+    history = model.fit(x, y, epochs=30, batch_size=16, verbose=0, shuffle=False).history
+    assert history["y1_loss"][-1] < history["y1_loss"][0] / 2 and history["loss"][-1] < history["loss"][0]
+    # lists: by position; one loss for every output; a flat metric list is ambiguous (as Keras 3)
+    listed = tf.keras.Model(model.inputs, [model.get_layer("y1").output, model.get_layer("y2").output])
+    listed.compile(optimizer="sgd", loss="mse", metrics=[["mae"], []])
+    assert list(listed.evaluate(x, [y["y1"], y["y2"]], verbose=0, return_dict=True)) == \
+        ["loss", "y1_loss", "y1_mae", "y2_loss"]
+    with pytest.raises(ValueError, match="one list of metrics per output"):
+        listed.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    with pytest.raises(ValueError, match=r"names output\(s\) \['nope'\]"):
+        model.compile(optimizer="sgd", loss={"nope": "mse"})
+
+
+def test_several_outputs_match_keras():
+    ktf = tf_or_none()
+    if ktf is None:
+        return  # the NumPy references of the test above cover the formulas
+    x = np.random.default_rng(1).normal(size=(8, 3)).astype(np.float32)
+    y = {"y1": x[:, :1], "y2": x[:, 1:]}
+    km, tm = _two_heads(ktf), _two_heads(tf)
+    tm.set_weights(km.get_weights())
+    args = dict(loss={"y1": "mse", "y2": "mae"}, loss_weights={"y1": 0.3, "y2": 2.0}, metrics={"y1": ["mae"]})
+    km.compile(optimizer=ktf.keras.optimizers.SGD(0.05), **args)
+    tm.compile(optimizer=tf.optimizers.SGD(0.05), **args)
+    kh = km.fit(x, y, epochs=3, batch_size=4, verbose=0, shuffle=False).history
+    th = tm.fit(x, y, epochs=3, batch_size=4, verbose=0, shuffle=False).history
+    assert list(th) == list(kh)
+    for k in kh:
+        np.testing.assert_allclose(th[k], kh[k], rtol=1e-4, atol=1e-6)
+
+
 def test_summary_has_connected_to_column():
     a = tf.keras.Input(shape=(3,), name="a")
     b = tf.keras.Input(shape=(3,), name="b")

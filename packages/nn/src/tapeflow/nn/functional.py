@@ -709,3 +709,196 @@ def functional_class(cls):
         c = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
         _FUNCTIONAL_CLASSES[cls] = c
     return c
+
+
+# ---- compile for several outputs ----------------------------------------------------------------------------
+
+def _output_names(model, loss, metrics):
+    """The output names and keys (dict key or list index) of a model whose losses or metrics go per output,
+    or None for a model of one plain output compiled with one loss."""
+    struct = model.__dict__.get("_output_struct") if isinstance(model, Functional) else None
+    if isinstance(struct, dict):
+        return [(k, k) for k in struct]
+    if isinstance(struct, list):
+        return [(keras_history(t)[0].name, i) for i, t in enumerate(struct)]
+    if isinstance(loss, dict):
+        return [(k, k) for k in loss]
+    if isinstance(loss, (list, tuple)):
+        return [(f"output_{i + 1}", i) for i in range(len(loss))]
+    if isinstance(metrics, dict):
+        return [(k, k) for k in metrics]
+    return None
+
+
+def _per_output(value, names, what):
+    """A loss or loss weight given per output (a dict by name, a list in order) or one for all outputs."""
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {n for n, _ in names})
+        if unknown:
+            raise ValueError(f"compile({what}=...) names output(s) {unknown} the model does not have; allowed: "
+                             f"{[n for n, _ in names]}")
+        return [value.get(n) for n, _ in names]
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(names):
+            raise ValueError(f"compile({what}=...) has {len(value)} entries for a model of {len(names)} output(s) "
+                             f"{[n for n, _ in names]}; allowed: one per output, or a dict by output name")
+        return list(value)
+    return [value] * len(names)
+
+
+def _metrics_per_output(value, names, what):
+    """Metrics per output: a dict by output name, a list of lists in order, or (one output) a plain list."""
+    if value is None:
+        return [None] * len(names)
+    if isinstance(value, dict) or (isinstance(value, (list, tuple)) and value and
+                                   all(v is None or isinstance(v, (list, tuple)) for v in value)):
+        return _per_output(value, names, what)
+    if len(names) == 1:
+        return [value]
+    raise ValueError(f"compile({what}=...) of a model of {len(names)} outputs {[n for n, _ in names]}: allowed: a "
+                     "dict by output name or a list with one list of metrics per output (as Keras 3)")
+
+
+def _pick(struct, key, name, what):
+    if isinstance(struct, dict):
+        for k in (key, name):
+            if k in struct:
+                return struct[k]
+        raise InvalidArgumentError(f"{what} has no entry for output {name!r}; it has {sorted(struct)}", "Fit")
+    if isinstance(struct, (list, tuple)):
+        if not isinstance(key, int):
+            raise InvalidArgumentError(f"{what} is a list but the model's outputs are named {name!r}...; allowed: a "
+                                       "dict by output name", "Fit")
+        if key >= len(struct):
+            raise InvalidArgumentError(f"{what} has {len(struct)} entries; the model has more outputs", "Fit")
+        return struct[key]
+    if key in (0, name) or not isinstance(key, int):
+        return struct
+    raise InvalidArgumentError(f"{what} is one tensor but the model has several outputs; allowed: one per output",
+                               "Fit")
+
+
+def _batch(y_pred):
+    leaves = [t for t in _flatten(y_pred) if isinstance(t, Tensor)]
+    return int(leaves[0].shape[0]) if leaves and leaves[0].shape and leaves[0].shape[0] is not None else 1
+
+
+def output_losses_and_metrics(model, loss, metrics, weighted_metrics, loss_weights):
+    """``compile``'s loss and metrics for a model of several outputs (or a functional model whose outputs are a
+    list or dict): one loss per output (the same for all when one is given), summed with ``loss_weights``,
+    per-output loss trackers (``<output>_loss``) and metrics named ``<output>_<metric>``, as Keras 3.  Returns
+    ``(loss, metrics, weighted_metrics)`` as ``compile`` goes on with them (unchanged for a single output)."""
+    names = _output_names(model, loss, metrics)
+    if names is None:
+        return loss, metrics, weighted_metrics
+    from . import losses as _losses
+    from . import metrics as _metrics
+    from .models import _as_list, _resolve_metric
+
+    fns = [None if v is None else _losses.get(v) for v in _per_output(loss, names, "loss")]
+    weights = _per_output(loss_weights, names, "loss_weights")
+    several = len(names) > 1
+    out_loss = _OutputLosses(names, fns, [1.0 if w is None else float(w) for w in weights])
+
+    def per_output(ms, what):
+        out = []
+        for (name, key), m_list, fn in zip(names, _metrics_per_output(ms, names, what), fns):
+            for m in _as_list(m_list):
+                metric = _resolve_metric(m, fn)
+                out.append(_OutputMetric(metric, name, key, f"{name}_{metric.name}" if several else metric.name))
+        return out
+
+    plain = per_output(metrics, "metrics")
+    weighted = per_output(weighted_metrics, "weighted_metrics")
+    if several:
+        trackers = {n: _OutputLossTracker(out_loss, n, _metrics.Mean(name=f"{n}_loss")) for n, _ in names}
+        ordered = []
+        for name, _ in names:
+            ordered.append(trackers[name])
+            ordered.extend(m for m in plain if m.output == name)
+        plain = ordered
+    return out_loss, plain, weighted
+
+
+def _losses_module():
+    from . import losses
+
+    return losses
+
+
+def _metrics_module():
+    from . import metrics
+
+    return metrics
+
+
+class _OutputLosses(_losses_module().Loss):
+    """The compiled loss of a model of several outputs: sum over outputs of weight * loss(y_true[o], y_pred[o])."""
+
+    def __init__(self, names, fns, weights):
+        super().__init__(name="loss")
+        self.names, self.fns, self.weights, self.last = names, fns, weights, {}
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        import tapeflow.core as K
+
+        total = None
+        self.last = {}
+        for (name, key), fn, w in zip(self.names, self.fns, self.weights):
+            if fn is None:
+                continue
+            yt = _pick(y_true, key, name, "y")
+            yp = _pick(y_pred, key, name, "the model's output")
+            sw = sample_weight if not isinstance(sample_weight, (dict, list, tuple)) else \
+                _pick(sample_weight, key, name, "sample_weight")
+            v = fn(yt, yp, sw)
+            self.last[name] = v
+            term = v if w == 1.0 else K.multiply(v, K.cast(w, v.dtype))
+            total = term if total is None else K.add(total, term)
+        if total is None:
+            raise ValueError("compile(loss=...) gives no output a loss; allowed: a loss for at least one output")
+        return total
+
+    def call(self, y_true, y_pred):
+        return self(y_true, y_pred)
+
+
+class _OutputMetric(_metrics_module().Metric):
+    """A metric of one output of a model of several: reads that output of ``y_true`` and ``y_pred``."""
+
+    def __init__(self, metric, output, key, name):
+        super().__init__(name=name)
+        self.metric, self.output, self.key = metric, output, key
+        self._variables = metric._variables
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        sw = sample_weight if not isinstance(sample_weight, (dict, list, tuple)) else \
+            _pick(sample_weight, self.key, self.output, "sample_weight")
+        return self.metric.update_state(_pick(y_true, self.key, self.output, "y"),
+                                        _pick(y_pred, self.key, self.output, "the model's output"), sample_weight=sw)
+
+    def result(self):
+        return self.metric.result()
+
+    def reset_state(self):
+        self.metric.reset_state()
+
+
+class _OutputLossTracker(_metrics_module().Metric):
+    """``<output>_loss``: the mean of one output's (unweighted) loss over the batches, as Keras 3 logs it."""
+
+    def __init__(self, losses, output, mean):
+        super().__init__(name=mean.name)
+        self.losses, self.output, self.mean = losses, output, mean
+        self._variables = mean._variables
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        v = self.losses.last.get(self.output)
+        if v is not None:
+            self.mean.update_state(v, sample_weight=_batch(y_pred))
+
+    def result(self):
+        return self.mean.result()
+
+    def reset_state(self):
+        self.mean.reset_state()

@@ -203,6 +203,10 @@ class Model(Layer):
                                                 ("steps_per_execution", steps_per_execution))
                               if v is not None and not (k == "steps_per_execution" and v == 1)}
         d["optimizer"] = _optimizers.get(optimizer)
+        from .functional import output_losses_and_metrics  # several outputs: a loss and metrics per output
+
+        loss, metrics, weighted_metrics = output_losses_and_metrics(self, loss, metrics, weighted_metrics,
+                                                                    loss_weights)
         d["compiled_loss"] = _losses.get(loss) if loss is not None else None
         weighted = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(weighted_metrics)]
         d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + weighted
@@ -958,6 +962,8 @@ def _tensor(x):
 def _to_numpy(out):
     if isinstance(out, (list, tuple)):
         return type(out)(_to_numpy(o) for o in out)
+    if isinstance(out, dict):  # a functional model's dict of outputs
+        return {k: _to_numpy(v) for k, v in out.items()}
     return np.array(out)
 
 
