@@ -286,8 +286,17 @@ class Layer:
     #: raises a TypeError when it receives a mask instead of dropping it.
     supports_masking = False
 
+    #: Whether integer and bool inputs are cast to the layer's float dtype in ``__call__`` (as Keras 3's
+    #: ops promote them: ``Dense(2)(int_ids)`` is float32).  True for tapeflow's float layers and their
+    #: subclasses; False for ``Layer`` itself, users' layers and the layers that take ids or move
+    #: values (Embedding, CategoryEncoding, Lambda, Flatten, Reshape, ...), which keep integers as Keras does.
+    _casts_ints = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "_casts_ints" not in cls.__dict__:
+            cls._casts_ints = cls.__module__.startswith("tapeflow.nn.layers.") or \
+                any(getattr(b, "_casts_ints", False) for b in cls.__bases__)
         cls._takes_training = _call_takes(cls, "training")
         cls._takes_mask = _call_takes(cls, "mask")
         cls._makes_masks = cls.compute_mask is not Layer.compute_mask
@@ -621,6 +630,8 @@ class Layer:
         if type(x) is Tensor:
             if x._dtype is not self._dtype and x._dtype.is_floating and self._dtype.is_floating and self._autocast:
                 return K.cast(x, self._dtype)
+            if self._casts_ints and (x._dtype.is_integer or x._dtype.is_bool) and self._dtype.is_floating:
+                return K.cast(x, self._dtype)
             return x
         if isinstance(x, Variable):
             return self._convert(x.read_value())
@@ -701,14 +712,18 @@ class Layer:
             kwargs["training"] = training
         if self._losses:
             self._losses.clear()
-        if training is outer:  # nothing to pass down that nested layers do not already see
-            out = self.call(x, *rest, **kwargs)
-        else:
-            _TRAINING.flag = training
-            try:
+        try:
+            if training is outer:  # nothing to pass down that nested layers do not already see
                 out = self.call(x, *rest, **kwargs)
-            finally:
-                _TRAINING.flag = outer
+            else:
+                _TRAINING.flag = training
+                try:
+                    out = self.call(x, *rest, **kwargs)
+                finally:
+                    _TRAINING.flag = outer
+        except InvalidArgumentError as e:
+            _int_input_error(self, x, e)
+            raise
         if masks and not self._mask_transparent:
             _attach(out, self.compute_mask(x, mask))
         if type(out) is Tensor:
@@ -763,6 +778,16 @@ class Layer:
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _int_input_error(layer, x, e):
+    """An integer input that met float weights inside a layer that keeps integers: say which layer and the fix."""
+    if type(x) is Tensor and (x._dtype.is_integer or x._dtype.is_bool) and "does not mix dtypes" in str(e):
+        raise InvalidArgumentError(
+            f'layer "{layer.name}" ({type(layer).__name__}) received {x._dtype.name} inputs, which it keeps as they '
+            f"are, and its computation mixed them with floats ({e.message}); cast the inputs first "
+            f"(tf.cast(x, \"float32\")), or set _casts_ints = True on the layer class to cast them in __call__",
+            e.op or type(layer).__name__) from None
 
 
 def _as_mask(m):
@@ -857,6 +882,7 @@ class InputLayer(Layer):
         self.built = True
 
     supports_masking = True
+    _casts_ints = False  # passes data through as it is
 
     def call(self, inputs):
         return inputs

@@ -5,10 +5,8 @@ from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
 import tapeflow.core as K
-from .. import activations as _act
-from .. import initializers as _init
-from .. import regularizers as _reg
 from .base import InputSpec, Layer
+from .convolutional import Conv2D, Convolution2D  # noqa: F401 (grouped convolution of any rank lives there)
 
 
 def _pair(v, what, owner):
@@ -31,75 +29,6 @@ def _out_len(n, k, s, d, padding):
         return -(-n // s)
     eff = d * (k - 1) + 1
     return max(0, (n - eff) // s + 1)
-
-
-class Conv2D(Layer):
-    """2-D convolution over NHWC inputs: ``activation(conv2d(inputs, kernel) + bias)``.
-
-    The kernel has shape ``(kh, kw, in_channels, filters)`` (Glorot uniform).
-
-    >>> import tapeflow as tf
-    >>> conv = tf.keras.layers.Conv2D(16, 3, activation="relu")
-    >>> conv.compute_output_shape((None, 28, 28, 1))
-    (None, 26, 26, 16)
-    """
-
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, **kwargs):
-        super().__init__(**kwargs)
-        _data_format(data_format, self)
-        self.filters = A.integer(filters, "filters", self, lo=1)
-        self.kernel_size = _pair(kernel_size, "kernel_size", self)
-        self.strides = _pair(strides, "strides", self)
-        self.padding = _padding(padding, self)
-        self.dilation_rate = _pair(dilation_rate, "dilation_rate", self)
-        self.activation = A.resolved(_act.get, activation, "activation", self)
-        self.use_bias = A.boolean(use_bias, "use_bias", self)
-        A.lookups(self, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
-                  kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                  kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
-        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
-        self.input_spec = InputSpec(ndim=4)
-
-    def build(self, input_shape):
-        cin = input_shape[-1]
-        if cin is None:
-            raise ValueError(f'the channel dimension of the inputs to layer "{self.name}" must be known, got shape '
-                             f"{tuple(input_shape)}")
-        self.kernel = self.add_weight("kernel", self.kernel_size + (int(cin), self.filters),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight("bias", (self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint) \
-            if self.use_bias else None
-        self.input_spec = InputSpec(ndim=4, axes={-1: int(cin)})
-
-    def call(self, inputs):
-        y = K.conv2d(inputs, self.kernel.read_value(), strides=self.strides, padding=self.padding.upper(),
-                     dilations=self.dilation_rate)
-        if self.bias is not None:
-            y = K.add(y, self.bias.read_value())
-        act = self.activation
-        return y if act is _act.linear else act(y)
-
-    def compute_output_shape(self, input_shape):
-        n, h, w, _ = input_shape
-        return (n, _out_len(h, self.kernel_size[0], self.strides[0], self.dilation_rate[0], self.padding),
-                _out_len(w, self.kernel_size[1], self.strides[1], self.dilation_rate[1], self.padding), self.filters)
-
-    def get_config(self):
-        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
-                "strides": self.strides, "padding": self.padding, "dilation_rate": self.dilation_rate,
-                "activation": _act.serialize(self.activation), "use_bias": self.use_bias,
-                "kernel_initializer": _init.serialize(_init.get(self.kernel_initializer)),
-                "bias_initializer": _init.serialize(_init.get(self.bias_initializer)),
-                "kernel_regularizer": _reg.serialize(self.kernel_regularizer),
-                "bias_regularizer": _reg.serialize(self.bias_regularizer), "kernel_constraint": self.kernel_constraint,
-                "bias_constraint": self.bias_constraint, "data_format": "channels_last"}
 
 
 class _Pool2D(Layer):
@@ -228,4 +157,3 @@ class GlobalMaxPooling2D(GlobalAveragePooling2D):
 MaxPool2D, AvgPool2D, GlobalAvgPool2D, GlobalMaxPool2D = (MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                                                           GlobalMaxPooling2D)
 GlobalAvgPool1D = GlobalAveragePooling1D
-Convolution2D = Conv2D

@@ -160,6 +160,8 @@ class Flatten(Layer):
     TensorShape([2, 12])
     """
 
+    _casts_ints = False  # moves values
+
     def call(self, inputs):
         shape = inputs._shape
         if len(shape) == 1:
@@ -181,6 +183,8 @@ class Reshape(Layer):
     >>> tf.keras.layers.Reshape((2, 6))(tf.zeros([3, 12])).shape
     TensorShape([3, 2, 6])
     """
+
+    _casts_ints = False  # moves values
 
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
@@ -224,6 +228,8 @@ class Embedding(Layer):
     >>> e(tf.constant([[1, 2, 3]])).shape, e.count_params()
     (TensorShape([1, 3, 8]), 800)
     """
+
+    _casts_ints = False  # ids stay integers
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  mask_zero=False, input_length=None, **kwargs):
@@ -281,6 +287,8 @@ class Masking(Layer):
     True
     """
 
+    _casts_ints = False  # keeps the input's dtype, as Keras
+
     supports_masking = True
 
     def __init__(self, mask_value=0.0, **kwargs):
@@ -302,21 +310,59 @@ class Masking(Layer):
 
 
 class Lambda(Layer):
-    """Wraps a function of tensors as a layer (no weights).
+    """Wraps a function of tensors as a layer (no weights), as Keras 3's ``Lambda``.
+
+    ``arguments`` are passed to ``function`` as keyword arguments; ``output_shape`` (a shape
+    without the batch axis, or a function of the input shape) answers ``compute_output_shape``;
+    ``mask`` is the output's mask: a function ``mask(inputs, previous_mask)`` or a fixed tensor
+    (without it the layer takes no masked input, as Keras 3).
+    Integer inputs reach ``function`` unchanged.
 
     >>> import tapeflow as tf
     >>> tf.keras.layers.Lambda(lambda x: x * 2)(tf.constant([1.0])).numpy().tolist()
     [2.0]
+    >>> double = tf.keras.layers.Lambda(lambda x, k: x * k, arguments={"k": 2}, output_shape=(7,))
+    >>> double.compute_output_shape((None, 7))
+    (None, 7)
     """
 
-    def __init__(self, function, output_shape=None, **kwargs):
+    _casts_ints = False  # the function decides (Lambda(lambda x: tf.one_hot(x, 3)) takes ids)
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         super().__init__(**kwargs)
         if not callable(function):
             raise A._type_error(self, "function", function, "a callable")
-        self.function, self._output_shape = function, output_shape
+        if output_shape is not None and not callable(output_shape) and not (
+                isinstance(output_shape, (list, tuple)) and all(d is None or A._is_int(d) for d in output_shape)):
+            raise A._type_error(self, "output_shape", output_shape, "None, a tuple of ints or a callable")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise A._type_error(self, "arguments", arguments, "None or a dict of keyword arguments")
+        self.function = function
+        self._output_shape = tuple(output_shape) if isinstance(output_shape, list) else output_shape
+        self.mask = mask
+        self.supports_masking = mask is not None  # as Keras 3: without mask= a masked input is refused
+        self.arguments = dict(arguments or {})
 
     def call(self, inputs):
-        return self.function(inputs)
+        return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs, mask=None):
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        if self.mask is not None:
+            return self.mask if isinstance(self.mask, K.Tensor) else K.convert_to_tensor(self.mask)
+        return None
+
+    def compute_output_shape(self, input_shape):
+        if self._output_shape is None:
+            return super().compute_output_shape(input_shape)
+        if callable(self._output_shape):
+            return tuple(self._output_shape(tuple(input_shape)))
+        return (tuple(input_shape)[0],) + tuple(self._output_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "function": self.function, "output_shape": self._output_shape,
+                "mask": self.mask, "arguments": self.arguments}
 
 
 def _prod(xs):

@@ -375,3 +375,320 @@ class GRU(_RNN):
             if self.return_sequences:
                 outputs.append(out)
         return self._finish(outputs, out, (h,))
+
+
+from .convolutional import _reg_config  # noqa: E402 (the helpers of the layers added for issue 13)
+
+
+class SimpleRNNCell(Layer):
+    """One fully connected recurrent step: ``h = activation(x @ kernel + h @ recurrent_kernel + bias)``.
+
+    >>> import tapeflow as tf
+    >>> cell = tf.keras.layers.SimpleRNNCell(4)
+    >>> h, [h2] = cell(tf.ones([2, 3]), [tf.zeros([2, 4])])
+    >>> h.shape, [w.shape for w in cell.weights]
+    (TensorShape([2, 4]), [TensorShape([3, 4]), TensorShape([4, 4]), TensorShape([4])])
+    """
+
+    def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
+                 recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
+                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.units = A.integer(units, "units", self, lo=1)
+        self.activation = A.resolved(_act.get, activation, "activation", self)
+        self.use_bias = A.boolean(use_bias, "use_bias", self)
+        A.lookups(self, kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
+                  bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                  recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
+                  kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
+                  bias_constraint=bias_constraint)
+        self._args = dict(kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
+                          kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
+                          bias_constraint=bias_constraint)
+        self.dropout = A.number(dropout, "dropout", self, lo=0.0, hi=1.0)
+        self.recurrent_dropout = A.number(recurrent_dropout, "recurrent_dropout", self, lo=0.0, hi=1.0)
+        self.seed = A.integer(seed, "seed", self, none_ok=True)
+        self.state_size = self.units
+
+    def _w(self, name, shape, kind):
+        a = self._args
+        return self.add_weight(name, shape, initializer=a[f"{kind}_initializer"], regularizer=a[f"{kind}_regularizer"],
+                               constraint=a[f"{kind}_constraint"])
+
+    def build(self, input_shape):
+        u = self.units
+        self.kernel = self._w("kernel", (int(input_shape[-1]), u), "kernel")
+        self.recurrent_kernel = self._w("recurrent_kernel", (u, u), "recurrent")
+        self.bias = self._w("bias", (u,), "bias") if self.use_bias else None
+
+    def project(self, x):
+        xw = K.matmul(x, self.kernel.read_value())
+        return xw if self.bias is None else K.add(xw, self.bias.read_value())
+
+    def step(self, xw, h, rmask=None):
+        """One step from the input projection ``xw = x @ kernel + bias``."""
+        if rmask is not None:
+            h = K.multiply(h, rmask)
+        return self.activation(K.add(xw, K.matmul(h, self.recurrent_kernel.read_value())))
+
+    def call(self, inputs, states, training=None):
+        h = states[0] if isinstance(states, (list, tuple)) else states
+        if training and self.dropout > 0.0:
+            inputs = K.dropout(inputs, rate=self.dropout)
+        rmask = None
+        if training and self.recurrent_dropout > 0.0:
+            rmask = K.dropout(K.ones_like(h), rate=self.recurrent_dropout)
+        h = self.step(self.project(inputs), h, rmask)
+        return h, [h]
+
+    def get_config(self):
+        cfg = {**super().get_config(), "units": self.units, "activation": _act.serialize(self.activation),
+               "use_bias": self.use_bias, "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout,
+               "seed": self.seed}
+        for k, v in self._args.items():
+            cfg[k] = _init.serialize(_init.get(v)) if k.endswith("initializer") else \
+                _reg_config(v) if k.endswith("regularizer") else v
+        return cfg
+
+
+class SimpleRNN(_RNN):
+    """A fully connected RNN over (batch, time, features): ``h_t = activation(x_t W + h_{t-1} U + b)``.
+
+    Weights: kernel (features, units), recurrent_kernel (units, units), bias (units,).  Masked
+    steps carry the state through, as LSTM and GRU.
+
+    >>> import tapeflow as tf
+    >>> rnn = tf.keras.layers.SimpleRNN(8, return_sequences=True)
+    >>> rnn(tf.ones([2, 5, 3])).shape, rnn.count_params()
+    (TensorShape([2, 5, 8]), 96)
+    """
+
+    _cell_cls = SimpleRNNCell
+    _n_states = 1
+
+    def _project(self, x):
+        return self.cell.project(x)
+
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        b = inputs._shape[0]
+        if initial_state is None:
+            h = self._zeros(b)
+        else:
+            h = initial_state[0] if isinstance(initial_state, (list, tuple)) else initial_state
+        cell = self.cell
+        inputs, rmask = self._masks(inputs, training)
+        outputs = []
+        if mask is None:
+            for xw in self._steps(inputs):
+                h = cell.step(xw, h, rmask)
+                if self.return_sequences:
+                    outputs.append(h)
+            return self._finish(outputs, h, (h,))
+        out = self._zeros(b)  # masked steps: as LSTM
+        for xw, m in zip(self._steps(inputs), self._step_masks(mask, b, inputs._shape[1])):
+            h2 = cell.step(xw, h, rmask)
+            h, out = K.where(m, h2, h), K.where(m, h2, out)
+            if self.return_sequences:
+                outputs.append(out)
+        return self._finish(outputs, out, (h,))
+
+
+def _layer_from(value, what, owner):
+    """A layer, or a ``{"class_name", "config"}`` dict (what ``get_config`` gives) made into one."""
+    if isinstance(value, Layer):
+        return value
+    if isinstance(value, dict) and "class_name" in value:
+        from .. import layers as _layers
+
+        cls = getattr(_layers, value["class_name"], None)
+        if cls is None:
+            raise InvalidArgumentError(f"{what}: unknown layer class {value['class_name']!r}", type(owner).__name__)
+        return cls.from_config(dict(value.get("config", {})))
+    raise A._type_error(owner, what, value, "a Layer")
+
+
+def _layer_config(layer):
+    return {"class_name": type(layer).__name__, "config": layer.get_config()}
+
+
+def _copy_unbuilt(layer, name, go_backwards, owner):
+    import copy
+
+    if layer.built or layer.weights:
+        raise InvalidArgumentError(f'layer "{layer.name}" is already built; allowed: an unbuilt layer (each direction '
+                                   "makes its own weights)", type(owner).__name__)
+    new = copy.deepcopy(layer)
+    new.__dict__["_name"] = name
+    cell = new.__dict__.get("cell")
+    if isinstance(cell, Layer):
+        cell.__dict__["_name"] = f"{name}_cell"
+    new.__dict__["go_backwards"] = go_backwards
+    return new
+
+
+class Bidirectional(Layer):
+    """Runs a recurrent layer forwards and a copy of it backwards over the sequence and merges the two
+    (``merge_mode`` "concat", "sum", "mul", "ave", or None for a list of both).
+
+    The backward outputs are reversed in time before merging, so step t of both refers to
+    input step t.  Weights: the forward layer's, then the backward layer's.
+
+    >>> import tapeflow as tf
+    >>> bi = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(4, return_sequences=True))
+    >>> bi(tf.ones([2, 5, 3])).shape, len(bi.weights)
+    (TensorShape([2, 5, 8]), 6)
+    """
+
+    supports_masking = True
+
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs):
+        super().__init__(**kwargs)
+        layer = _layer_from(layer, "layer", self)
+        if not hasattr(layer, "go_backwards") or not hasattr(layer, "return_sequences"):
+            raise InvalidArgumentError(f"layer must be a recurrent layer (LSTM, GRU, SimpleRNN), got "
+                                       f"{type(layer).__name__}", "Bidirectional")
+        if merge_mode is not None:
+            merge_mode = A.choice(merge_mode, "merge_mode", self, ("concat", "sum", "mul", "ave"))
+        self.merge_mode = merge_mode
+        base = layer.name[len("forward_"):] if layer.name.startswith("forward_") else layer.name
+        self.forward_layer = _copy_unbuilt(layer, "forward_" + base, layer.go_backwards, self)
+        if backward_layer is None:
+            self.backward_layer = _copy_unbuilt(layer, "backward_" + base, not layer.go_backwards, self)
+            self._backward_given = False
+        else:
+            backward_layer = _layer_from(backward_layer, "backward_layer", self)
+            if getattr(backward_layer, "go_backwards", None) == layer.go_backwards or \
+                    getattr(backward_layer, "return_sequences", None) != layer.return_sequences or \
+                    getattr(backward_layer, "return_state", None) != layer.return_state:
+                raise InvalidArgumentError("backward_layer must have the opposite go_backwards of layer and the same "
+                                           "return_sequences and return_state", "Bidirectional")
+            self.backward_layer = backward_layer
+            self._backward_given = True
+        self.return_sequences = layer.return_sequences
+        self.return_state = layer.return_state
+        self._initial_weights = None if weights is None else list(weights)
+        self.input_spec = layer.input_spec
+
+    def build(self, input_shape):
+        self.forward_layer.build(input_shape)
+        self.backward_layer.build(input_shape)
+        if self._initial_weights is not None:
+            self.set_weights(self._initial_weights)
+            self._initial_weights = None
+
+    def call(self, inputs, initial_state=None, mask=None, training=None):
+        fkw = {"mask": mask, "training": training}
+        bkw = dict(fkw)
+        if initial_state is not None:
+            states = list(initial_state)
+            if len(states) % 2:
+                raise InvalidArgumentError(f'layer "{self.name}" got {len(states)} initial states; allowed: an even '
+                                           "number (the forward layer's, then the backward layer's)", "Bidirectional")
+            half = len(states) // 2
+            fkw["initial_state"], bkw["initial_state"] = states[:half], states[half:]
+        yf = self.forward_layer(inputs, **fkw)
+        yb = self.backward_layer(inputs, **bkw)
+        if self.return_state:
+            yf, sf = yf[0], list(yf[1:])
+            yb, sb = yb[0], list(yb[1:])
+        if self.return_sequences:
+            yb = K.reverse(yb, axis=[1])
+        mode = self.merge_mode
+        if mode == "concat":
+            out = K.concat([yf, yb], axis=-1)
+        elif mode == "sum":
+            out = K.add(yf, yb)
+        elif mode == "mul":
+            out = K.multiply(yf, yb)
+        elif mode == "ave":
+            out = K.multiply(K.add(yf, yb), 0.5)
+        else:
+            out = [yf, yb]
+        if self.return_state:
+            return (out if isinstance(out, list) else [out]) + sf + sb
+        return out
+
+    def compute_mask(self, inputs, mask=None):
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        if self.return_sequences:
+            out = [mask, mask] if self.merge_mode is None else mask
+        else:
+            out = [None, None] if self.merge_mode is None else None
+        if self.return_state:
+            n = 2 * self.forward_layer._n_states
+            return (out if isinstance(out, list) else [out]) + [None] * n
+        return out
+
+    def compute_output_shape(self, input_shape):
+        shape = self.forward_layer.compute_output_shape(input_shape)
+        states = []
+        if self.return_state:
+            shape, states = shape[0], list(shape[1:])
+        shape = tuple(shape)
+        if self.merge_mode == "concat":
+            out = shape[:-1] + (shape[-1] * 2,)
+        elif self.merge_mode is None:
+            out = [shape, shape]
+        else:
+            out = shape
+        if self.return_state:
+            return (out if isinstance(out, list) else [out]) + states * 2
+        return out
+
+    def get_config(self):
+        return {**super().get_config(), "layer": _layer_config(self.forward_layer), "merge_mode": self.merge_mode,
+                "backward_layer": _layer_config(self.backward_layer) if self._backward_given else None}
+
+
+class TimeDistributed(Layer):
+    """Applies ``layer`` to every time step of (batch, time, ...) inputs: step t of the output is
+    ``layer(inputs[:, t])`` (one call per step, as Keras, so per-batch statistics are per step).
+
+    >>> import tapeflow as tf
+    >>> td = tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(4))
+    >>> td(tf.ones([2, 5, 3])).shape, td.layer.kernel.shape
+    (TensorShape([2, 5, 4]), TensorShape([3, 4]))
+    """
+
+    supports_masking = True
+    _casts_ints = False  # the wrapped layer decides (TimeDistributed(Embedding) takes ids)
+
+    def __init__(self, layer, **kwargs):
+        super().__init__(**kwargs)
+        self.layer = _layer_from(layer, "layer", self)
+
+    def build(self, input_shape):
+        if len(input_shape) < 3:
+            raise InvalidArgumentError(f'layer "{self.name}" needs inputs of rank >= 3 (batch, time, ...), got shape '
+                                       f"{tuple(input_shape)}", "TimeDistributed")
+        if not self.layer.built:
+            self.layer.build((input_shape[0],) + tuple(input_shape[2:]))
+
+    def call(self, inputs, training=None, mask=None):
+        b, t = inputs.shape[:2]
+        if mask is not None and tuple(mask.shape[:2]) != (b, t):
+            raise InvalidArgumentError(f'the mask of layer "{self.name}" has shape {tuple(mask.shape)}; allowed: '
+                                       f"(batch, time, ...) = {(b, t)}", "TimeDistributed")
+        steps = K.unstack(inputs, axis=1)
+        masks = K.unstack(mask, axis=1) if mask is not None and self.layer._takes_mask else [None] * t
+        outs = []
+        for x, m in zip(steps, masks):
+            kw = {"training": training}
+            if m is not None:
+                kw["mask"] = m
+            outs.append(self.layer(x, **kw))
+        if not outs:
+            shape = self.layer.compute_output_shape((b,) + tuple(inputs.shape[2:]))
+            return K.zeros((b, 0) + tuple(shape[1:]), self.dtype)
+        return K.stack(outs, axis=1)
+
+    def compute_output_shape(self, input_shape):
+        inner = self.layer.compute_output_shape((input_shape[0],) + tuple(input_shape[2:]))
+        return (input_shape[0], input_shape[1]) + tuple(inner[1:])
+
+    def get_config(self):
+        return {**super().get_config(), "layer": _layer_config(self.layer)}
