@@ -53,6 +53,10 @@ NOT_EQUAL_BY_DESIGN: dict = {op: _SEED_INSIDE for op in ("random_uniform", "rand
 STATIC_ARGS: dict = {
     "segment_sum": ((1,), "segment_ids must be static while tracing (the output length is the last id + 1): a "
                           "symbolic one is a TypeError naming the op"),
+    "segment_max": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
+    "segment_min": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
+    "segment_prod": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
+    "segment_mean": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
 }
 # op -> why a GradientTape inside the function cannot differentiate it yet; the test checks that it still
 # raises, so the entry must go when the gap is closed

@@ -29,6 +29,10 @@ NEEDS_KNOWN = {
     "unstack": "the number of outputs is the size of the unstacked axis (pass num=)",
     "gather_nd": "the length of the index tuples (indices' last axis) decides the result's rank",
     "segment_sum": "the number of segments is the largest sorted id: a value (use unsorted_segment_sum)",
+    "segment_max": "as segment_sum: the number of segments is the largest sorted id",
+    "segment_min": "as segment_sum: the number of segments is the largest sorted id",
+    "segment_prod": "as segment_sum: the number of segments is the largest sorted id",
+    "segment_mean": "as segment_sum: the number of segments is the largest sorted id",
     "boolean_mask": "a mask of rank > 1 over several unknown dimensions flattens them into one reshape target "
                     "with several unknowns",
     "dropout": "the random mask has x's shape: unknown dimensions need a noise_shape with 1 there",

@@ -34,3 +34,87 @@ def test_divide_no_nan():
     assert tf.math.divide_no_nan is tf.math.div_no_nan
     with pytest.raises(InvalidArgumentError, match=r"\[Op:DivNoNan\]"):
         tf.math.divide_no_nan(tf.constant([1, 2]), tf.constant([1, 0]))
+
+
+# ---- segment reductions -------------------------------------------------------------------
+
+def test_unsorted_segment_reductions_follow_tensorflow():
+    data = tf.constant([[1.0, 5.0], [3.0, -2.0], [7.0, 0.5]])
+    ids = tf.constant([2, 0, 2])
+    np.testing.assert_array_equal(tf.math.unsorted_segment_max(data, ids, 3).numpy(),
+                                  [[3.0, -2.0], [np.finfo(np.float32).min] * 2, [7.0, 5.0]])
+    np.testing.assert_array_equal(tf.math.unsorted_segment_min(data, ids, 3).numpy(),
+                                  [[3.0, -2.0], [np.finfo(np.float32).max] * 2, [1.0, 0.5]])
+    np.testing.assert_array_equal(tf.math.unsorted_segment_prod(data, ids, 3).numpy(), [[3, -2], [1, 1], [7, 2.5]])
+    np.testing.assert_allclose(tf.math.unsorted_segment_mean(data, ids, 3).numpy(), [[3, -2], [0, 0], [4, 2.75]])
+    np.testing.assert_allclose(tf.math.unsorted_segment_sqrt_n(data, ids, 3).numpy(),
+                               [[3, -2], [0, 0], [8 / np.sqrt(2), 5.5 / np.sqrt(2)]], rtol=1e-6)
+    # negative ids are dropped; the half types keep their own lowest value (TensorFlow: -65504 for float16)
+    half = tf.math.unsorted_segment_max(tf.constant([1.0, 2.0], tf.float16), [0, -1], 2)
+    assert half.numpy().tolist() == [1.0, -65504.0]
+    # integer means divide as tf.truediv does; sorted integer means keep the dtype
+    assert tf.math.unsorted_segment_mean(tf.constant([1, 2]), [0, 0], 1).dtype == tf.float64
+    assert tf.math.segment_mean(tf.constant([1, 2, 4]), [0, 0, 2]).numpy().tolist() == [1, 0, 4]
+
+
+def test_sorted_segment_reductions_give_zero_for_missing_ids():
+    x = tf.constant([4.0, -1.0, 6.0])
+    assert tf.math.segment_max(x, [0, 0, 2]).numpy().tolist() == [4.0, 0.0, 6.0]
+    assert tf.math.segment_min(x, [0, 0, 2]).numpy().tolist() == [-1.0, 0.0, 6.0]
+    assert tf.math.segment_prod(x, [0, 0, 2]).numpy().tolist() == [-4.0, 1.0, 6.0]
+    assert tf.math.segment_mean(x, [0, 0, 2]).numpy().tolist() == [1.5, 0.0, 6.0]
+
+
+@pytest.mark.parametrize("op,tf_name", [("unsorted_segment_max", "UnsortedSegmentMax"),
+                                        ("unsorted_segment_min", "UnsortedSegmentMin"),
+                                        ("unsorted_segment_prod", "UnsortedSegmentProd"),
+                                        ("unsorted_segment_mean", "UnsortedSegmentMean"),
+                                        ("unsorted_segment_sqrt_n", "UnsortedSegmentSqrtN")])
+def test_unsorted_segment_bad_input(op, tf_name):
+    f = getattr(tf.math, op)
+    with pytest.raises(InvalidArgumentError, match=r"segment_ids\[1\] = 5 is not in \[0, 3\) \[Op:"):
+        f(tf.constant([1.0, 2.0]), [0, 5], 3)
+    with pytest.raises(InvalidArgumentError, match=rf"num_segments = -1.*\[Op:{tf_name}\]"):
+        f(tf.constant([1.0, 2.0]), [0, 1], -1)
+    with pytest.raises(InvalidArgumentError, match=rf"does not start with segment_ids.shape.*\[Op:{tf_name}\]"):
+        f(tf.constant([1.0, 2.0]), [0, 1, 1], 3)
+    with pytest.raises(TypeError):
+        f(tf.constant([1.0, 2.0]), [0, 1], 2.5)
+    with pytest.raises(InvalidArgumentError, match=rf"\[Op:{tf_name}\]"):
+        f(tf.constant([True, False]), [0, 1], 2)
+
+
+def test_sqrt_n_refuses_integers():
+    with pytest.raises(InvalidArgumentError, match=r"allowed: float16.*\[Op:UnsortedSegmentSqrtN\]"):
+        tf.math.unsorted_segment_sqrt_n(tf.constant([1, 2]), [0, 0], 1)
+
+
+@pytest.mark.parametrize("op,tf_name", [("segment_max", "SegmentMax"), ("segment_min", "SegmentMin"),
+                                        ("segment_prod", "SegmentProd"), ("segment_mean", "SegmentMean")])
+def test_sorted_segment_bad_input(op, tf_name):
+    f = getattr(tf.math, op)
+    with pytest.raises(InvalidArgumentError, match=rf"not sorted: segment_ids\[2\] = 0.*\[Op:{tf_name}\]"):
+        f(tf.constant([1.0, 2.0, 3.0]), [0, 1, 0])
+    with pytest.raises(InvalidArgumentError, match=rf"segment_ids has shape \[2\].*\[Op:{tf_name}\]"):
+        f(tf.constant([1.0, 2.0, 3.0]), [0, 1])
+    with pytest.raises(InvalidArgumentError, match=rf"segment_ids\[0\] = -1.*\[Op:{tf_name}\]"):
+        f(tf.constant([1.0, 2.0]), [-1, 0])
+
+
+def test_segment_max_gradient_splits_ties():
+    autodiff = pytest.importorskip("tapeflow.autodiff")
+    x = tf.constant([2.0, 2.0, 1.0, 0.0])
+    with autodiff.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.math.unsorted_segment_max(x, [0, 0, 0, 1], 2)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.5, 0.5, 0.0, 1.0])
+    with autodiff.GradientTape() as tape:  # one zero: the product of the rest; two zeros: nothing
+        tape.watch(x)
+        y = tf.math.unsorted_segment_prod(tf.stack([x[0], x[3], x[2], x[3], x[3]]), [0, 0, 0, 1, 1], 2)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [0.0, 0.0, 0.0, 2.0])
+
+
+def test_segment_reductions_run_inside_tf_function():
+    f = tf.function(lambda x, ids: tf.math.unsorted_segment_max(x, ids, 2) + tf.math.unsorted_segment_prod(x, ids, 2))
+    x, ids = tf.constant([1.0, 4.0, 3.0]), tf.constant([1, 0, 1])
+    np.testing.assert_array_equal(f(x, ids).numpy(), [8.0, 6.0])

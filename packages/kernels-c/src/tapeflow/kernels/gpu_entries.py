@@ -52,6 +52,7 @@ from .gpu_contract import (
     SUF,
     U8,
 )
+from .gpu_entries_host import HostEntries
 from .gpu_entries_nn import INT32_MAX, NNEntries
 
 _INT_CHECKED = {BINARY_OPS.index(n) for n in ("floordiv", "mod", "truncatediv", "truncatemod", "pow")}
@@ -499,5 +500,5 @@ class CoreEntries:
         return self.launch(f"linspace_{SUF[dt]}", n, out, n, float(start), float(stop), step)
 
 
-class GPUBackend(CoreEntries, NNEntries, GPURuntime):
+class GPUBackend(CoreEntries, NNEntries, HostEntries, GPURuntime):
     """The CPU backend's kernel table on a device: a driver subclasses this and adds its primitives."""

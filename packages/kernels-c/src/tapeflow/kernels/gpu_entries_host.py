@@ -1,0 +1,69 @@
+"""The CPU kernel table on a device, part 3: kernels that run on the host (documented fallbacks).
+
+Each entry copies its operands to host memory, calls the CPU library's ``tpf_<name>`` (the same C
+code the CPU backend runs) and copies the results back to the device: the segment max/min/prod
+(``csrc/segment.c``: a scatter with a max/min/product needs atomics per dtype on a device, and
+these ops are rare outside graph networks) and the CTC loss (``csrc/ctc.c``: a sequential
+dynamic program per sequence).  The cost is one transfer of the inputs and one of the outputs.
+
+>>> from tapeflow.kernels.gpu_entries_host import HostEntries
+>>> callable(HostEntries.segment_reduce)
+True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .gpu_common import OK
+from .gpu_contract import I64, SIZE
+
+SEGMENT_OPS = ("max", "min", "prod")
+
+
+class HostEntries:
+    """Entries of the kernel table that a GPU backend runs with the CPU library on host copies."""
+
+    def _host_call(self, kernel, ins, outs, args):
+        """``tpf_<kernel>`` of the CPU library on host copies.  ``ins``/``outs`` are (device handle, nbytes)
+        pairs; ``args`` lays out the call, ``"in0"``, ``"out1"``... naming the host copies, other values as
+        they are (a NumPy array passes as its buffer).  Outputs are copied back only when the kernel succeeds."""
+        from . import cpu
+
+        cpu._preload_openblas()
+        from . import _cpu
+
+        lib, ffi = _cpu.lib, _cpu.ffi
+        host = {}
+        for tag, pairs in (("in", ins), ("out", outs)):
+            for i, (h, nbytes) in enumerate(pairs):
+                arr = np.empty(max(int(nbytes), 1), np.uint8)
+                if nbytes and tag == "in":
+                    self._read(h.mem, arr[:nbytes])
+                host[f"{tag}{i}"] = arr
+        call = []
+        for a in args:
+            if isinstance(a, str) and a in host:
+                a = host[a]
+            if isinstance(a, np.ndarray):  # int64 arrays (a kernel's bad-index slot) as int64_t *
+                a = ffi.cast("int64_t *", ffi.from_buffer(a)) if a.dtype == np.int64 else ffi.from_buffer(a)
+            call.append(a)
+        st = getattr(lib, f"tpf_{kernel}")(*call)
+        if st:
+            return st
+        for i, (h, nbytes) in enumerate(outs):
+            if nbytes:
+                self._write(h.mem, host[f"out{i}"][:nbytes])
+        return OK
+
+    def segment_reduce(self, op, dt, lim_dt, idx_dt, data, idx, out, nidx, nseg, inner, bad):
+        """Segment max (op 0), min (1) or product (2) of ``data`` [nidx, inner] by ``idx`` [nidx] into
+        ``out`` [nseg, inner], on the host (csrc/segment.c)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        ies = 8 if idx_dt == I64 else 4
+        if min(nidx, nseg, inner) < 0:
+            return self._host_call("segment_reduce", [], [], [op, dt, lim_dt, idx_dt, np.empty(1, np.uint8),
+                                                              np.empty(1, np.uint8), np.empty(1, np.uint8),
+                                                              nidx, nseg, inner, bad])
+        return self._host_call("segment_reduce", [(data, nidx * inner * es), (idx, nidx * ies)],
+                               [(out, nseg * inner * es)],
+                               [op, dt, lim_dt, idx_dt, "in0", "in1", "out0", nidx, nseg, inner, bad])
