@@ -115,3 +115,32 @@ def functions_run_eagerly() -> bool:
     from .function import _EAGER
 
     return _EAGER.flag
+
+
+class optimizer:
+    """``tf.config.optimizer``: switch the graph passes of ``tf.function`` on and off (for debugging).
+
+    >>> import tapeflow as tf
+    >>> tf.config.optimizer.set_experimental_options({"arithmetic_optimization": False})
+    >>> tf.config.optimizer.get_experimental_options()["arithmetic_optimization"]
+    False
+    >>> tf.config.optimizer.set_experimental_options({"arithmetic_optimization": True})
+    """
+
+    @staticmethod
+    def set_experimental_options(options: dict) -> None:
+        """Set passes on (True) or off (False): ``arithmetic_optimization`` (simplification and common
+        subexpressions), ``constant_folding``, ``memory_optimizer``, ``disable_model_pruning``.  The
+        options apply to functions traced afterwards."""
+        from .graph_opt import set_options
+
+        if not isinstance(options, dict):
+            raise TypeError(f"set_experimental_options takes a dict, got {type(options).__name__}")
+        set_options(options)
+
+    @staticmethod
+    def get_experimental_options() -> dict:
+        """The passes and whether each is on."""
+        from .graph_opt import OPTIONS
+
+        return dict(OPTIONS)

@@ -150,11 +150,14 @@ class Plan:
     def __init__(self, graph, inputs, outputs, name="graph", keep_stateful=True):
         self.name = name
         lifted = _lifted_of(graph)
+        from .graph_opt import OPTIONS
+
         needed = {id(t) for t in outputs if isinstance(t, Tensor)}
         keep = []
+        prune = not (keep_stateful and OPTIONS["disable_model_pruning"])
         for node in reversed(graph.nodes):
             outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
-            if (keep_stateful and _stateful(node)) or any(id(o) in needed for o in outs):
+            if not prune or (keep_stateful and _stateful(node)) or any(id(o) in needed for o in outs):
                 keep.append(node)
                 for t in node.inputs:
                     needed.add(id(t))
@@ -214,6 +217,28 @@ class Plan:
             move = any(t._dev is not node.dev for t in node.inputs)
             steps.append((node.prim.impl, node.dev, tuple(slot[id(t)] for t in node.inputs), out, attrs, late, node,
                           move))
+        for k, (_, t) in getattr(graph, "replaced", {}).items():  # a replaced tensor: its replacement's slot
+            if k not in slot and isinstance(t, Tensor) and id(t) in slot:
+                slot[k] = slot[id(t)]
+            elif k not in slot and isinstance(t, Tensor) and t._h is not None:
+                slot[k] = len(template)
+                template.append(t)
+        if OPTIONS["memory_optimizer"] and not any(st[6].prim.name in ENV_PRIMITIVES for st in steps):
+            # (a custom gradient's function may read any intermediate after the run: then none is released)
+            # the memory plan: each intermediate is released after the last step that reads it
+            last: dict = {}
+            for k, st in enumerate(steps):
+                for i in st[2]:
+                    last[i] = k
+            first_inter = len(template) - sum(1 if type(st[3]) is int else len(st[3]) for st in steps)
+            keep_slots = set(i for i in (slot[id(t)] for t in outputs if isinstance(t, Tensor)))
+            frees = [[] for _ in steps]
+            for i, k in last.items():
+                if i >= first_inter and i not in keep_slots:
+                    frees[k].append(i)
+            steps = [st + (tuple(f),) for st, f in zip(steps, frees)]
+        else:
+            steps = [st + ((),) for st in steps]
         self.steps = tuple(steps)
         self.template = template
         self.outs = tuple(slot[id(t)] if isinstance(t, Tensor) else None for t in outputs)
@@ -225,7 +250,7 @@ class Plan:
         env = self.template.copy()
         env[:len(args)] = args
         rec = hooks.recorder
-        for impl, dev, ins, out, attrs, late, node, move in self.steps:
+        for impl, dev, ins, out, attrs, late, node, move, frees in self.steps:
             vals = [env[i] for i in ins]
             if move:
                 vals = [v if v._dev is dev else v.to(dev) for v in vals]
@@ -248,6 +273,8 @@ class Plan:
             else:
                 for i, o in zip(out, r):
                     env[i] = o
+            for i in frees:
+                env[i] = None
             if rec is not None and node.prim.name not in TRANSPARENT:
                 if node.prim.name in ENV_PRIMITIVES:
                     attrs = {**(attrs or {}), "_env": _Env(env, self.slot)}
@@ -479,6 +506,9 @@ class ConcreteFunction:
         self._args, self._kwargs = args_structure, kwargs_structure
         self._specs = specs  # the flat input specs (TensorSpec), in the order of graph.inputs
         self._function = function
+        from .graph_opt import optimize
+
+        graph.outputs = optimize(graph, graph.inputs, graph.outputs)
         self._plan = Plan(graph, graph.inputs, graph.outputs, graph.name)
         if self._plan.captures:
             raise ValueError(f"tf.function '{graph.name}' uses a symbolic tensor of another graph (a tensor "
