@@ -365,7 +365,9 @@ class Layer:
         variables, trainable, non_trainable = [], [], []
         vseen, tseen, nseen = set(), set(), set()
         me_trainable = self._trainable
-        own_sorted = [v for v in own if v.trainable] + [v for v in own if not v.trainable]
+        frozen = self.__dict__.get("_frozen_vars", ())  # trainable variables that freezing turned off
+        own_sorted = [v for v in own if v.trainable or id(v) in frozen] + \
+            [v for v in own if not (v.trainable or id(v) in frozen)]
         for v in own_sorted:
             _add(variables, vseen, v)
             if me_trainable and v.trainable:
@@ -403,7 +405,20 @@ class Layer:
 
     @trainable.setter
     def trainable(self, value):
-        self.__dict__["_trainable"] = bool(value)
+        # as Keras 3: the layer's trainable variables follow (a tape then no longer watches frozen ones);
+        # unfreezing turns back on only those that freezing turned off
+        value = bool(value)
+        d = self.__dict__
+        frozen = d.setdefault("_frozen_vars", set())
+        for v in self._tracked_children()[0]:
+            if not value and v.trainable:
+                v.trainable = False
+                frozen.add(id(v))
+            elif value and id(v) in frozen:
+                v.trainable = True
+        if value:
+            frozen.clear()
+        d["_trainable"] = value
         for sub in self._lists()[4]:
             sub.trainable = value
         _bump()
