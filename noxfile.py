@@ -28,7 +28,8 @@ nox.options.reuse_existing_virtualenvs = False
 # dependency order; a package folder without a pyproject.toml is not there yet
 ORDER = ["kernels-c", "core", "autodiff", "data", "nn", "distribute"]
 EXTRAS = {"nn": "[summary]", "data": "[digits]"}
-TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'"]
+TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'",
+             "h5py>=3.8"]  # h5py: nn reads Keras's .h5 weight files (its h5 extra)
 BACKENDS = ["cpu", "opencl", "cuda"]
 
 
