@@ -61,11 +61,7 @@ STATIC_ARGS: dict = {
 }
 # op -> why a GradientTape inside the function cannot differentiate it yet; the test checks that it still
 # raises, so the entry must go when the gap is closed
-INSIDE_TAPE_RAISES: dict = {
-    "boolean_mask": "its output length is known only when the graph runs; reduce_sum's gradient rule "
-                    "(autodiff grads/math.py _spread) broadcasts to the static shape, and broadcast_to takes no "
-                    "unknown dimension: TypeError [Op:BroadcastTo]",
-}
+INSIDE_TAPE_RAISES: dict = {}
 
 
 def _module_of(op: str) -> str:

@@ -620,7 +620,7 @@ def _ones(t):
     hit = _ones_cache.get(key)
     if hit is None:
         hit = _core_ops.ones_like(t)
-        if t._size <= 4096 and hit._h is not None:  # never a symbolic tensor of a graph being traced
+        if hit._h is not None and t._size <= 4096:  # never a symbolic tensor of a graph being traced
             if len(_ones_cache) >= 256:
                 _ones_cache.clear()
             _ones_cache[key] = hit

@@ -219,7 +219,26 @@ def _kept(x, axis):
 
 def _spread(g, x, axis):
     """g (the reduced shape, with or without kept dims) broadcast back over x."""
+    if None in x._shape:  # x's size is known only when a graph runs: the kept axes back, then broadcast
+        from tapeflow.core.ops import expand_dims, ones_like
+
+        if len(g._shape) < len(x._shape):
+            for a in sorted(axis):
+                g = expand_dims(g, a)
+        return multiply(g, ones_like(x))
     return broadcast_to(reshape(g, _kept(x, axis)), x._shape)
+
+
+def _count(x, axis):
+    """How many elements each reduced value of x summed: a number, or a tensor when a size is unknown."""
+    if any(x._shape[i] is None for i in axis):
+        from tapeflow.core.ops import gather, reduce_prod, shape
+
+        return cast(reduce_prod(gather(shape(x), list(axis))), x._dtype)
+    n = 1
+    for i in axis:
+        n *= x._shape[i]
+    return n
 
 
 @defgrad("reduce_sum")
@@ -229,10 +248,10 @@ def _reduce_sum_grad(g, ans, x, axis, keepdims):
 
 @defgrad("reduce_mean")
 def _reduce_mean_grad(g, ans, x, axis, keepdims):
-    n = 1
-    for i in axis:
-        n *= x._shape[i]
-    return (_spread(multiply(g, 1.0 / n) if n else g, x, axis),)
+    n = _count(x, axis)
+    if isinstance(n, int):
+        return (_spread(multiply(g, 1.0 / n) if n else g, x, axis),)
+    return (_spread(div_no_nan(g, n), x, axis),)
 
 
 def _extreme_grad(g, ans, x, axis, keepdims):
