@@ -286,19 +286,41 @@ def test_bidirectional_and_time_distributed_propagate_masks(rng):
     # the backward direction skips the padding at the end: equal to running on the unpadded sequence
     short = bi(emb(tf.constant([[3, 1]])))
     np.testing.assert_allclose(y.numpy()[0, :2], short.numpy()[0], rtol=1e-5, atol=1e-6)
+    # masked steps are zero in both directions (Keras's zero_output_for_mask, which Bidirectional forces)
+    assert (y.numpy()[0, 2:] == 0).all() and (y.numpy()[1, 3:] == 0).all()
+    tensorflow = tf_or_none()
+    if tensorflow is not None:
+        k = tensorflow.keras.layers
+        for merge in ("concat", "ave", None):
+            mine = L.Bidirectional(L.LSTM(2, return_sequences=True), merge_mode=merge)
+            out = mine(e)
+            kemb, kbi = k.Embedding(5, 3, mask_zero=True), k.Bidirectional(k.LSTM(2, return_sequences=True),
+                                                                           merge_mode=merge)
+            kbi(kemb(ids.numpy()))
+            kemb.set_weights(emb.get_weights())
+            kbi.set_weights(mine.get_weights())
+            want = kbi(kemb(ids.numpy()))
+            for a, b in zip(out if merge is None else [out], want if merge is None else [want]):
+                np.testing.assert_allclose(a.numpy(), np.asarray(b), rtol=1e-5, atol=1e-6)
 
 
 def test_time_distributed_applies_the_layer_per_step(rng):
     x = _x(rng, (2, 4, 3, 3, 1))
     td = L.TimeDistributed(L.Conv2D(2, 2))
     y = td(x)
+    tensorflow = tf_or_none()
+    if tensorflow is not None:
+        k = tensorflow.keras.layers.TimeDistributed(tensorflow.keras.layers.Conv2D(2, 2))
+        k(x)
+        k.set_weights(td.get_weights())
+        np.testing.assert_allclose(y.numpy(), np.asarray(k(x)), rtol=1e-5, atol=1e-6)
     assert tuple(y.shape) == (2, 4, 2, 2, 2) == td.compute_output_shape((2, 4, 3, 3, 1))
     step = td.layer(x[:, 2]).numpy()
     np.testing.assert_allclose(y.numpy()[:, 2], step, rtol=1e-6)
     assert td.compute_output_shape((None, 4, 3, 3, 1))[0] is None
 
 
-def _mha_ref(layer, q, v, mask=None):
+def _mha_ref(layer, q, v, mask=None, uniform_empty_rows=False):
     w = [t.numpy() for t in layer.weights]
     qk, qb, kk, kb, vk, vb, ok, ob = w
     Q = np.einsum("btd,dnh->bnth", q, qk) + qb.transpose(0, 1)[None, :, None, :]
@@ -309,6 +331,8 @@ def _mha_ref(layer, q, v, mask=None):
         s = np.where(mask[:, None], s, -1e9)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
+    if mask is not None and not uniform_empty_rows:
+        p = np.where(mask[:, None], p, 0.0)
     o = np.einsum("bnqk,bnkh->bqnh", p, V)
     return np.einsum("bqnh,nho->bqo", o, ok) + ob, p
 
@@ -333,6 +357,42 @@ def test_multi_head_attention_equals_the_reference_and_masks(rng):
         k(q, v)
         k.set_weights(mha.get_weights())
         np.testing.assert_allclose(np.asarray(k(q, v, use_causal_mask=True)), ref_m, rtol=1e-4, atol=1e-5)
+
+
+def test_multi_head_attention_reads_the_masks_of_its_inputs_as_keras3(rng):
+    emb = L.Embedding(6, 4, mask_zero=True)
+    qi, vi = np.array([[1, 2, 0], [3, 0, 0]]), np.array([[1, 2, 3, 0], [4, 5, 0, 0]])
+    q, v = emb(tf.constant(qi)), emb(tf.constant(vi))
+    mha = L.MultiHeadAttention(2, 3, bias_initializer="random_normal")
+    y = mha(q, v)
+    mask = (qi != 0)[:, :, None] & (vi != 0)[:, None, :]
+    # Keras 3 runs dot_product_attention here: a masked query row (no key kept) attends uniformly
+    ref, _ = _mha_ref(mha, q.numpy(), v.numpy(), mask, uniform_empty_rows=True)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-5)
+    from tapeflow.nn._masks import get_mask
+    assert get_mask(y).numpy().tolist() == (qi != 0).tolist()
+    # with the scores returned (Keras's own softmax) the masked rows' weights are 0
+    y2, scores = mha(q, v, return_attention_scores=True)
+    ref2, p2 = _mha_ref(mha, q.numpy(), v.numpy(), mask)
+    np.testing.assert_allclose(y2.numpy(), ref2, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(scores.numpy(), p2, rtol=1e-4, atol=1e-6)
+    tensorflow = tf_or_none()
+    if tensorflow is not None:
+        k = tensorflow.keras.layers
+        kemb, kmha = k.Embedding(6, 4, mask_zero=True), k.MultiHeadAttention(2, 3)
+        kmha(kemb(qi), kemb(vi))
+        kemb.set_weights(emb.get_weights())
+        kmha.set_weights(mha.get_weights())
+        np.testing.assert_allclose(np.asarray(kmha(kemb(qi), kemb(vi))), y.numpy(), rtol=1e-5, atol=1e-5)
+        axes = L.MultiHeadAttention(2, 3, attention_axes=(2,), output_shape=(4, 2))
+        q4, v4 = _x(rng, (2, 3, 4, 5)), _x(rng, (2, 3, 6, 5))
+        out, s = axes(q4, v4, return_attention_scores=True)
+        kaxes = k.MultiHeadAttention(2, 3, attention_axes=(2,), output_shape=(4, 2))
+        kaxes(q4, v4)
+        kaxes.set_weights(axes.get_weights())
+        kout, ks = kaxes(q4, v4, return_attention_scores=True)
+        np.testing.assert_allclose(out.numpy(), np.asarray(kout), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(s.numpy(), np.asarray(ks), rtol=1e-5, atol=1e-6)
 
 
 def test_attention_layer_dot_and_concat_scores(rng):

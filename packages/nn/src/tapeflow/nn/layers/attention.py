@@ -15,14 +15,19 @@ from .convolutional import _activity, _reg_config
 _NEG = -1e9
 
 
-def _masked_softmax(scores, mask):
-    """Softmax over the last axis; positions where ``mask`` is False get 0 (Keras 3's Softmax with a mask)."""
+def _masked_softmax(scores, mask, zero_masked=True):
+    """Softmax over the last axis; positions where ``mask`` is False get 0 (Keras 3's Softmax with a mask).
+
+    ``zero_masked=False`` is Keras 3's ``dot_product_attention`` instead, which its MultiHeadAttention
+    takes when it returns no scores and has no dropout: the same except that a row with no position
+    kept (a masked query) comes out uniform rather than zero.
+    """
     if mask is None:
         return K.softmax(scores, axis=-1)
     mask = K.broadcast_to(mask, scores.shape)
     probs = K.softmax(K.where(mask, scores, K.fill(scores.shape, _NEG if scores.dtype is not K.float16
                                                     else -65504.0)), axis=-1)
-    return K.where(mask, probs, K.zeros_like(probs))
+    return K.where(mask, probs, K.zeros_like(probs)) if zero_masked else probs
 
 
 def _causal(tq, tv):
@@ -283,7 +288,8 @@ class MultiHeadAttention(_Seeded, Layer):
         qh = K.multiply(self._project(q, self.query_kernel, self.query_bias), 1.0 / math.sqrt(float(self.key_dim)))
         kh = self._project(k, self.key_kernel, self.key_bias)
         vh = self._project(v, self.value_kernel, self.value_bias)
-        scores = _masked_softmax(K.matmul(qh, kh, transpose_b=True), am)
+        keras_fused = not (self.dropout > 0.0 or return_attention_scores or rank != 3)  # Keras 3's choice of path
+        scores = _masked_softmax(K.matmul(qh, kh, transpose_b=True), am, zero_masked=not keras_fused)
         out = K.matmul(self._dropout(scores, self.dropout, training), vh)  # (b, heads, tq, vd)
         n, vd = self.output_kernel.shape[:2]
         out_shape = tuple(self.output_kernel.shape[2:])

@@ -596,6 +596,10 @@ class Bidirectional(Layer):
             yb, sb = yb[0], list(yb[1:])
         if self.return_sequences:
             yb = K.reverse(yb, axis=[1])
+            if mask is not None:  # as Keras's zero_output_for_mask: masked steps of both directions are 0
+                keep = K.expand_dims(K.cast(mask, K.bool_), -1)
+                yf = K.where(keep, yf, K.zeros_like(yf))
+                yb = K.where(keep, yb, K.zeros_like(yb))
         mode = self.merge_mode
         if mode == "concat":
             out = K.concat([yf, yb], axis=-1)
