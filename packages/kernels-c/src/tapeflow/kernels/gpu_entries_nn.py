@@ -454,3 +454,79 @@ class NNEntries:
             return st
         return self.launch(f"triangular_solve_{SUF[dt]}", batch * nrhs, a, a_bstride, b,
                          1 if lower else 0, 1 if trans else 0, batch, n, nrhs)
+
+    # ------------------------------------------------- LAPACK decompositions (host)
+    # svd, eigh, qr, lu_perm and expm run csrc/lapack.c on the host: the operands are
+    # copied to host memory, the CPU library computes, the results are copied back.  An
+    # iterative decomposition (divide and conquer SVD, syevd) has no kernel here worth
+    # its size; the copies cost two transfers of the matrices.
+    def _host_lapack(self, kernel, ins, outs, args):
+        """Call ``tpf_<kernel>`` of the CPU library on host copies: ``ins``/``outs`` are
+        (handle, nbytes) pairs (outputs are read back too, as the kernels update work
+        copies in place); ``args`` lays out the call with ``"in0"``, ``"out1"``... naming
+        the buffers and anything else passed as is."""
+        from . import cpu
+
+        cpu._preload_openblas()
+        from . import _cpu
+
+        host = {}
+        for tag, pairs in (("in", ins), ("out", outs)):
+            for i, (h, nbytes) in enumerate(pairs):
+                arr = np.empty(max(int(nbytes), 1), np.uint8)
+                if nbytes and not _is_null(h):
+                    self._read(h.mem, arr[:nbytes])
+                host[f"{tag}{i}"] = arr
+        call = [(_cpu.ffi.from_buffer(host[a]) if isinstance(a, str) and a in host else a) for a in args]
+        st = getattr(_cpu.lib, f"tpf_{kernel}")(*call)
+        if st:
+            return st
+        for i, (h, nbytes) in enumerate(outs):
+            if nbytes and not _is_null(h):
+                self._write(h.mem, host[f"out{i}"][:nbytes])
+        return OK
+
+    def svd(self, dt, batch, m, n, a, s, u, v, full_matrices, compute_uv, info):
+        st = self._la_check(dt, batch, m, n)
+        if st:
+            return st
+        es, k = SIZE[dt], min(m, n)
+        uc, vr = (m, n) if full_matrices else (k, k)
+        uv = bool(compute_uv)
+        outs = [(a, batch * m * n * es), (s, batch * k * es), (u, batch * m * uc * es if uv else 0),
+                (v, batch * n * vr * es if uv else 0), (info, batch * 4)]
+        return self._host_lapack("svd", [], outs, args=[dt, batch, m, n, "out0", "out1", "out2", "out3",
+                                                        int(full_matrices), int(uv), "out4"])
+
+    def eigh(self, dt, batch, n, a, w, compute_v, info):
+        st = self._la_check(dt, batch, n)
+        if st:
+            return st
+        es = SIZE[dt]
+        outs = [(a, batch * n * n * es), (w, batch * n * es), (info, batch * 4)]
+        return self._host_lapack("eigh", [], outs, args=[dt, batch, n, "out0", "out1", int(compute_v), "out2"])
+
+    def qr(self, dt, batch, m, n, a, q, r, full_matrices):
+        st = self._la_check(dt, batch, m, n)
+        if st:
+            return st
+        es, k = SIZE[dt], min(m, n)
+        qc = m if full_matrices else k
+        outs = [(a, batch * m * n * es), (q, batch * m * qc * es), (r, batch * qc * n * es)]
+        return self._host_lapack("qr", [], outs, args=[dt, batch, m, n, "out0", "out1", "out2",
+                                                       int(full_matrices)])
+
+    def lu_perm(self, batch, n, piv, perm, perm_dt):
+        if perm_dt not in (I32, I64):
+            return EBADDTYPE
+        if batch < 0 or n < 0 or n > INT32_MAX:
+            return EBADSIZE
+        return self._host_lapack("lu_perm", [(piv, batch * n * 4)], [(perm, batch * n * SIZE[perm_dt])],
+                                 args=[batch, n, "in0", "out0", perm_dt])
+
+    def expm(self, dt, batch, n, a, out):
+        st = self._la_check(dt, batch, n)
+        if st:
+            return st
+        nbytes = batch * n * n * SIZE[dt]
+        return self._host_lapack("expm", [(a, nbytes)], [(out, nbytes)], args=[dt, batch, n, "in0", "out0"])
