@@ -563,7 +563,8 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
 
     ``axis=None`` or an int: the vector p-norm (sum |x|**p)**(1/p) for ``ord`` 'euclidean' (2), 1,
     np.inf or any p > 0 (``axis=None`` flattens).  A pair of axes: the matrix norm 'fro'/'euclidean'
-    (Frobenius), 1 (largest column sum of |x|) or np.inf (largest row sum).  The gradient of a
+    (Frobenius), 1 (largest column sum of |x|), np.inf (largest row sum), 2 (the largest singular value)
+    or 'nuc' (NumPy's nuclear norm, the sum of the singular values; TensorFlow has no 'nuc').  The gradient of a
     Euclidean norm at 0 is 0.
 
     >>> import tapeflow as tf
@@ -594,7 +595,10 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
             s = reduce_sum(abs(x), inner, keepdims=True)
             out = reduce_max(s, outer, keepdims=True)
             return out if keepdims else squeeze(out, [a0, a1])
-        raise InvalidArgumentError(f"ord = {ord!r} for a matrix norm; allowed: 'fro', 'euclidean', 1, np.inf", op)
+        if ord in (2, 2.0, "nuc"):
+            return _spectral_norm(x, ord, a0, a1, keepdims)
+        raise InvalidArgumentError(f"ord = {ord!r} for a matrix norm; allowed: 'fro', 'euclidean', 1, 2, np.inf, "
+                                   "'nuc'", op)
     valid = ord in ("euclidean", "fro") or (isinstance(ord, numbers.Real) and not isinstance(ord, bool) and ord > 0)
     if not valid:
         raise InvalidArgumentError(f"ord = {ord!r} for a vector norm; allowed: 'euclidean', 1, 2, np.inf or any "
@@ -603,6 +607,18 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         raise InvalidArgumentError("ord = 'fro' is a matrix norm; allowed with axis=None or a pair of axes", op)
     axes = normalize_axes(axis, nd, op)
     return _vector_norm(x, ord, axes, keepdims)
+
+
+def _spectral_norm(x, ord, a0, a1, keepdims):
+    """ord 2: the largest singular value over axes (a0, a1), as TensorFlow; 'nuc' (NumPy's): their sum."""
+    nd = len(x._shape)
+    rest = [i for i in range(nd) if i not in (a0, a1)]
+    s = linalg_lapack_ops.svd(transpose(x, rest + [a0, a1]), compute_uv=False)
+    out = reduce_max(s, -1) if ord != "nuc" else reduce_sum(s, -1)
+    if keepdims:
+        for a in sorted((a0, a1)):
+            out = expand_dims(out, a)
+    return out
 
 
 @register("global_norm", "GlobalNorm", kind="composite")
@@ -852,3 +868,10 @@ def einsum(equation, *inputs, **kwargs):
 __all__ = ["adjoint", "band_part", "cholesky", "cross", "det", "diag", "diag_part", "einsum", "eye", "global_norm",
            "inv", "logdet", "matrix_transpose", "matvec", "norm", "slogdet", "solve", "tensordot", "trace",
            "triangular_solve"]
+
+
+# the LAPACK decompositions and their compositions (svd, eigh, qr, lu, expm, lstsq, pinv, ...)
+from . import linalg_lapack_ops  # noqa: E402
+from .linalg_lapack_ops import *  # noqa: E402,F401,F403
+
+__all__ = sorted(__all__ + linalg_lapack_ops.__all__)
