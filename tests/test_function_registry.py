@@ -24,8 +24,8 @@ op.  Nothing is skipped silently; the exceptions are listed with their reasons:
 * ``INSIDE_TAPE_RAISES``: a tape inside the function cannot differentiate the op yet (the test checks
   that it still raises, so the entry goes when the gap closes).
 
-The projection weights are made by ops from the output itself (``cumsum(ones_like(x))``), because
-``tf.range`` takes no symbolic length while tracing (a TypeError [Op:Range]; TensorFlow accepts one).
+The projection weights are made by ops from the output itself (``cumsum(ones_like(x))``), so they
+follow the output's shape whatever the op.
 """
 from __future__ import annotations
 
@@ -58,6 +58,8 @@ STATIC_ARGS: dict = {
     "segment_min": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
     "segment_prod": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
     "segment_mean": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
+    "bincount": ((0,), "without minlength == maxlength the output length is max(arr) + 1: a value"),
+    "confusion_matrix": ((0, 1), "without num_classes it is max(labels, predictions) + 1: a value"),
 }
 # op -> why a GradientTape inside the function cannot differentiate it yet; the test checks that it still
 # raises, so the entry must go when the gap is closed

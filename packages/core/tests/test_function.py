@@ -301,3 +301,11 @@ def test_control_flow_nodes_run_the_branch_taken_and_the_iterations_needed():
 
     assert float(power(tf.constant(1.5), tf.constant(3))) == pytest.approx(1.5 ** 3)
     assert float(power(tf.constant(1.5), tf.constant(50))) == pytest.approx(1.5 ** 10)  # maximum_iterations
+
+
+def test_range_with_bounds_the_graph_computes():
+    f = tf.function(lambda x: tf.range(tf.size(x)) * 2)
+    assert f(tf.ones([3])).numpy().tolist() == [0, 2, 4]
+    g = tf.function(lambda n: tf.range(0, n, 0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="delta = 0"):
+        g(tf.constant(3))

@@ -205,6 +205,14 @@ def _range(dev, *, start, limit, delta, dtype):
     return out
 
 
+@primitive("range_dynamic", "Range", infer=lambda start, limit, delta, *, dtype: ((None,), dtype),
+           internal="tf.range with bounds a graph computes (its length is known when the graph runs)")
+def _range_dynamic(dev, start, limit, delta, *, dtype):
+    s, lim, d = (t.numpy().item() for t in (start, limit, delta))
+    out = range_(s, lim, d, dtype=dtype)  # the eager op: its checks, then its kernel
+    return out if out._dev is dev else out.to(dev)
+
+
 @register("range", "Range", nondiff="creates a constant")
 def range_(start, limit=None, delta=1, dtype=None, name="range"):
     """Numbers from ``start`` up to (not including) ``limit`` by ``delta``: start + i * delta.
@@ -229,6 +237,11 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     dtype = dtype_arg(dtype, "Range") if dtype is not None else _range_dtype(raw)
     if dtype.is_bool:
         raise InvalidArgumentError("dtype bool; allowed: " + _names(_NUMERIC), "Range")
+    if any(isinstance(v, Tensor) and v._h is None for v in raw):  # a bound known when the graph runs
+        from .math_ops import cast
+
+        bounds = tuple(cast(v, dtype) if isinstance(v, Tensor) else to_tensor(v, "Range", dtype) for v in raw)
+        return run_tensors(_range_dynamic, bounds, {"dtype": dtype})
     vals = [static_value(v, "Range", what).item() if isinstance(v, Tensor) else v
             for what, v in zip(("start", "limit", "delta"), raw)]
     if dtype.is_integer:
