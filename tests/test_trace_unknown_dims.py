@@ -33,6 +33,8 @@ NEEDS_KNOWN = {
     "segment_min": "as segment_sum: the number of segments is the largest sorted id",
     "segment_prod": "as segment_sum: the number of segments is the largest sorted id",
     "segment_mean": "as segment_sum: the number of segments is the largest sorted id",
+    "bincount": "without minlength == maxlength the output length is max(arr) + 1: a value",
+    "confusion_matrix": "without num_classes it is max(labels, predictions) + 1: a value",
     "boolean_mask": "a mask of rank > 1 over several unknown dimensions flattens them into one reshape target "
                     "with several unknowns",
     "dropout": "the random mask has x's shape: unknown dimensions need a noise_shape with 1 there",

@@ -118,3 +118,51 @@ def test_segment_reductions_run_inside_tf_function():
     f = tf.function(lambda x, ids: tf.math.unsorted_segment_max(x, ids, 2) + tf.math.unsorted_segment_prod(x, ids, 2))
     x, ids = tf.constant([1.0, 4.0, 3.0]), tf.constant([1, 0, 1])
     np.testing.assert_array_equal(f(x, ids).numpy(), [8.0, 6.0])
+
+
+# ---- unique, bincount, confusion_matrix, histogram_fixed_width, searchsorted ----------------------------
+
+def test_unique_and_counts_keep_first_occurrence_order():
+    y, idx = tf.unique(tf.constant([7.0, 1.0, 7.0, 3.0, 1.0]))
+    assert y.numpy().tolist() == [7.0, 1.0, 3.0] and idx.numpy().tolist() == [0, 1, 0, 2, 1]
+    y, idx, count = tf.unique_with_counts(tf.constant([True, True, False]), out_idx=tf.int64)
+    assert y.numpy().tolist() == [True, False] and count.numpy().tolist() == [2, 1] and idx.dtype == tf.int64
+    traced = tf.function(lambda x: tf.unique(x).y)(tf.constant([2, 2, 5]))
+    assert traced.numpy().tolist() == [2, 5]
+
+
+def test_set_ops_bad_input():
+    with pytest.raises(InvalidArgumentError, match=r"allowed: a vector.*\[Op:Unique\]"):
+        tf.unique(tf.constant([[1, 2]]))
+    with pytest.raises(InvalidArgumentError, match=r"out_idx = float32; allowed: int32, int64 \[Op:UniqueWithCounts\]"):
+        tf.unique_with_counts(tf.constant([1]), out_idx=tf.float32)
+    with pytest.raises(InvalidArgumentError, match=r"arr holds -1; allowed: non-negative values \[Op:Bincount\]"):
+        tf.math.bincount(tf.constant([1, -1]))
+    with pytest.raises(InvalidArgumentError, match=r"arr has dtype float32.*\[Op:Bincount\]"):
+        tf.math.bincount(tf.constant([1.0]))
+    with pytest.raises(InvalidArgumentError, match=r"weights and binary_output.*\[Op:Bincount\]"):
+        tf.math.bincount(tf.constant([1]), weights=tf.constant([1.0]), binary_output=True)
+    with pytest.raises(InvalidArgumentError, match=r"labels holds 3, not in \[0, 3\).*\[Op:ConfusionMatrix\]"):
+        tf.math.confusion_matrix([0, 3], [1, 1], num_classes=3)
+    with pytest.raises(InvalidArgumentError, match=r"labels has 2 entries but predictions 1.*\[Op:ConfusionMatrix\]"):
+        tf.math.confusion_matrix([0, 1], [1])
+    with pytest.raises(InvalidArgumentError, match=r"value_range = \[1.0, 1.0\]; allowed: lo < hi"):
+        tf.histogram_fixed_width(tf.constant([1.0]), [1.0, 1.0])
+    with pytest.raises(InvalidArgumentError, match=r"nbins = 0.*\[Op:HistogramFixedWidth\]"):
+        tf.histogram_fixed_width(tf.constant([1.0]), [0.0, 1.0], nbins=0)
+    with pytest.raises(InvalidArgumentError, match=r"side = 'middle'.*\[Op:SearchSorted\]"):
+        tf.searchsorted([1.0, 2.0], [1.5], side="middle")
+    with pytest.raises(InvalidArgumentError, match=r"same leading dimensions \[Op:SearchSorted\]"):
+        tf.searchsorted([[1.0, 2.0]], [[1.5], [0.5]])
+
+
+def test_counting_ops_match_tensorflow_examples():
+    # results from TensorFlow 2.21's documentation and runs
+    assert tf.math.bincount(tf.constant([[1, 1], [2, 5]]), axis=-1, maxlength=3).numpy().tolist() == \
+        [[0, 2, 0], [0, 0, 1]]
+    assert tf.math.bincount([1, 2], weights=[0.5, 1.5], minlength=4).numpy().tolist() == [0.0, 0.5, 1.5, 0.0]
+    assert tf.math.confusion_matrix([1, 2], [2, 2], num_classes=3, weights=[0.5, 2.0],
+                                    dtype=tf.float32).numpy().tolist() == [[0, 0, 0], [0, 0, 0.5], [0, 0, 2.0]]
+    assert tf.histogram_fixed_width(tf.constant([0, 1, 9, 10]), [0, 10], nbins=2).numpy().tolist() == [2, 2]
+    assert tf.searchsorted([[0, 3, 9], [1, 2, 3]], [[3], [0]], side="right", out_type=tf.int64).numpy().tolist() \
+        == [[2], [0]]
