@@ -473,13 +473,21 @@ def test_random_layers_act_only_while_training(rng):
     flip = L.RandomFlip()
     assert all(flip(x, training=True).numpy()[0].tobytes() in flips for _ in range(8))
     crop = L.RandomCrop(4, 4, seed=1)
-    assert tuple(crop(x, training=True).shape) == (2, 4, 4, 3)
-    # inference: the central window of the target's aspect ratio (here all of it), resized bilinearly
-    src = (np.arange(4) + 0.5) * 6 / 4 - 0.5
+    np.testing.assert_array_equal(crop(x).numpy(), x)  # inference passes images through, as Keras 3
+    cropped = crop(x, training=True).numpy()
+    assert cropped.shape == (2, 4, 4, 3)
+    assert any(np.array_equal(cropped, x[:, i:i + 4, j:j + 4]) for i in range(3) for j in range(3))
+    # an image not larger than the window: its central window of the target's aspect ratio, resized
+    np.testing.assert_allclose(L.RandomCrop(6, 3)(x, training=True).numpy(), x[:, :, 1:4], rtol=1e-6)
+    src = (np.arange(8) + 0.5) * 6 / 8 - 0.5
     rows = np.stack([np.interp(src, np.arange(6), x[0, :, j, 0]) for j in range(6)], 1)
-    ref = np.stack([np.interp(src, np.arange(6), rows[i]) for i in range(4)])
-    np.testing.assert_allclose(crop(x).numpy()[0, :, :, 0], ref, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(L.RandomCrop(6, 3)(x).numpy(), x[:, :, 1:4], rtol=1e-6)  # a 6x3 window, no resize
+    ref = np.stack([np.interp(src, np.arange(6), rows[i]) for i in range(8)])
+    np.testing.assert_allclose(L.RandomCrop(8, 8)(x, training=True).numpy()[0, :, :, 0], ref, rtol=1e-5, atol=1e-6)
+    tensorflow = tf_or_none()
+    if tensorflow is not None:
+        for h, w in ((6, 3), (8, 8), (2, 9)):
+            want = np.asarray(tensorflow.keras.layers.RandomCrop(h, w)(x, training=True))
+            np.testing.assert_allclose(L.RandomCrop(h, w)(x, training=True).numpy(), want, rtol=1e-5, atol=1e-5)
     spatial = L.SpatialDropout2D(0.5, seed=2)(tf.ones([4, 3, 3, 8]), training=True).numpy()
     assert set(np.unique(spatial)) <= {0.0, 2.0} and (spatial == spatial[:, :1, :1]).all()
 

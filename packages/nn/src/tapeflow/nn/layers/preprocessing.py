@@ -480,15 +480,21 @@ def _channels_last(f, owner):
 
 
 class RandomCrop(_Random):
-    """Crops a random ``height`` x ``width`` window (one offset per batch, as Keras) while training;
-    otherwise (or when an image is not larger than the window) takes the central window of the
-    target aspect ratio and resizes it bilinearly to ``height`` x ``width``.
+    """Crops a random ``height`` x ``width`` window (one offset per batch, as Keras 3) while training;
+    for an image not larger than the window, the window sits at the centre of the image's box of the
+    target's aspect ratio and what it holds is resized bilinearly (Keras 3's rule).  Without
+    ``training=True`` images pass through unchanged (as Keras 3).
 
     >>> import tapeflow as tf
     >>> crop = tf.keras.layers.RandomCrop(2, 2, seed=1)
     >>> x = tf.reshape(tf.range(16.0), [1, 4, 4, 1])
-    >>> crop(x)[0, :, :, 0].numpy().tolist(), crop(x, training=True).shape
-    ([[2.5, 4.5], [10.5, 12.5]], TensorShape([1, 2, 2, 1]))
+    >>> crop(x).shape, crop(x, training=True).shape
+    (TensorShape([1, 4, 4, 1]), TensorShape([1, 2, 2, 1]))
+    >>> wide = tf.keras.layers.RandomCrop(2, 8)(x, training=True)[0, :, :, 0].numpy().tolist()
+    >>> wide[0]
+    [4.0, 4.25, 4.75, 5.25, 5.75, 6.25, 6.75, 7.0]
+    >>> wide[1]
+    [8.0, 8.25, 8.75, 9.25, 9.75, 10.25, 10.75, 11.0]
     """
 
     def __init__(self, height, width, seed=None, data_format=None, **kwargs):
@@ -500,20 +506,23 @@ class RandomCrop(_Random):
         self.data_format = _channels_last(data_format, self)
 
     def call(self, inputs, training=None):
+        if not training:
+            return inputs
         x, single = _images(self, inputs)
         h, w = x.shape[1], x.shape[2]
-        if training and h > self.height and w > self.width:
+        if h > self.height and w > self.width:
             hs = int(K.floor(self._uniform((), 0.0, float(h - self.height + 1))))
             ws = int(K.floor(self._uniform((), 0.0, float(w - self.width + 1))))
-            ch, cw = self.height, self.width
         else:
+            # Keras 3 places the window at the centre of the target's aspect-ratio box, keeps the
+            # window's size (cut at the image's edges) and resizes what it holds
             ch = max(min(h, int(float(w * self.height) / self.width)), 1)
             cw = max(min(w, int(float(h * self.width) / self.height)), 1)
             hs, ws = int(float(h - ch) / 2), int(float(w - cw) / 2)
-        y = x[:, hs:hs + ch, ws:ws + cw, :]
-        if ch != self.height:
+        y = x[:, hs:hs + self.height, ws:ws + self.width, :]
+        if y.shape[1] != self.height:
             y = _lerp_axis(y, 1, self.height)
-        if cw != self.width:
+        if y.shape[2] != self.width:
             y = _lerp_axis(y, 2, self.width)
         return y[0] if single else y
 
