@@ -510,6 +510,7 @@ class ConcreteFunction:
 
         graph.outputs = optimize(graph, graph.inputs, graph.outputs)
         self._plan = Plan(graph, graph.inputs, graph.outputs, graph.name)
+        graph.nodes = [st[6] for st in self._plan.steps]  # the graph as it runs (what printing shows)
         if self._plan.captures:
             raise ValueError(f"tf.function '{graph.name}' uses a symbolic tensor of another graph (a tensor "
                              f"created while tracing a different function, kept in a Python variable); pass it "
