@@ -28,7 +28,7 @@ from .layers import *  # noqa: E402,F401,F403
 from .layers import Input, InputLayer, InputSpec, Layer  # noqa: E402,F401
 from .models import Model, Sequential  # noqa: E402,F401
 from .checkpoint import Checkpoint, CheckpointManager  # noqa: E402,F401
-from . import applications, datasets, utils  # noqa: E402,F401
+from . import applications, datasets, mixed_precision, utils  # noqa: E402,F401
 
 models = __import__("tapeflow.nn.models", fromlist=["Model"])
 

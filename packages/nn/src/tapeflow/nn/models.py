@@ -177,7 +177,7 @@ class Model(Layer):
 
     # -- compile ------------------------------------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
-                run_eagerly=None, steps_per_execution=1, jit_compile=None, **kwargs):
+                run_eagerly=None, steps_per_execution=1, jit_compile=None, auto_scale_loss=True, **kwargs):
         """Set the optimizer, the loss and the metrics for ``fit`` and ``evaluate``.
 
         ``loss`` and each metric may be a name (``"sparse_categorical_crossentropy"``,
@@ -203,6 +203,11 @@ class Model(Layer):
                                                 ("steps_per_execution", steps_per_execution))
                               if v is not None and not (k == "steps_per_execution" and v == 1)}
         d["optimizer"] = _optimizers.get(optimizer)
+        if auto_scale_loss and getattr(self.dtype_policy, "name", None) == "mixed_float16":
+            from .mixed_precision import LossScaleOptimizer  # as Keras 3: float16 gradients need loss scaling
+
+            if not isinstance(d["optimizer"], LossScaleOptimizer):
+                d["optimizer"] = LossScaleOptimizer(d["optimizer"])
         from .functional import output_losses_and_metrics  # several outputs: a loss and metrics per output
 
         loss, metrics, weighted_metrics = output_losses_and_metrics(self, loss, metrics, weighted_metrics,
@@ -230,7 +235,8 @@ class Model(Layer):
         function (traced once per input structure and batch shape), or the method itself when
         ``compile(run_eagerly=True)`` or ``tf.config.run_functions_eagerly(True)``."""
         method = getattr(self, name)
-        if self.__dict__.get("run_eagerly", False) or functions_run_eagerly():
+        if self.__dict__.get("run_eagerly", False) or functions_run_eagerly() or \
+                (name == "train_step" and getattr(self.optimizer, "_needs_eager_step", False)):
             return method
         cache = self.__dict__.setdefault("_step_functions", {})
         hit = cache.get(name)
@@ -301,8 +307,10 @@ class Model(Layer):
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sw)
+            scale = getattr(self.optimizer, "scale_loss", None)  # a LossScaleOptimizer (mixed precision)
+            scaled = loss if scale is None else scale(loss)
         tvars = self.trainable_variables
-        grads = tape.gradient(loss, tvars)
+        grads = tape.gradient(scaled, tvars)
         self.optimizer.apply_gradients(zip(grads, tvars))
         self._update_metrics(loss, y, y_pred, sw, _batch_size(x))
         return self.metrics

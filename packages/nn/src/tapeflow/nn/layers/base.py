@@ -54,6 +54,18 @@ class _Training(threading.local):
 _TRAINING = _Training()
 
 
+class _Autocast(threading.local):
+    """The dtype float variables of mixed-precision layers are read in now (inside such a layer's call;
+    None elsewhere): nn/mixed_precision.py's AutoCastVariable reads it."""
+
+    def __init__(self):
+        self.dtype = None
+
+
+_AUTOCAST = _Autocast()
+_GLOBAL_FLOAT32 = [True]  # whether the global dtype policy is float32 (layers then skip the policy lookup)
+
+
 class _Symbolic(threading.local):
     depth = 0  # > 0 while a layer's call runs on symbolic inputs (see tapeflow.nn.functional)
 
@@ -251,7 +263,12 @@ class Layer:
         if name is not None and not isinstance(name, str):
             raise _A._type_error(self, "name", name, "a str or None")
         d["_name"] = name if name is not None else unique_name(_snake(type(self).__name__))
-        d["_dtype"] = _dt.float32 if dtype is None else _dt.as_dtype(dtype)
+        if dtype is None and _GLOBAL_FLOAT32[0]:
+            d["_dtype"], d["_vdtype"], d["_policy"] = _dt.float32, None, None
+        else:  # a dtype policy (nn/mixed_precision.py): "mixed_float16" computes in float16, stores float32
+            from .. import mixed_precision as _mp
+
+            d["_policy"], d["_dtype"], d["_vdtype"] = _mp._resolve(dtype)
         d["_autocast"] = _A.boolean(autocast, "autocast", self)
         d["built"] = False
         d["_weights"] = []
@@ -397,7 +414,26 @@ class Layer:
 
     @property
     def dtype(self):
-        return self._dtype
+        """The dtype of the layer's variables (Keras's ``layer.dtype``; the compute dtype differs under a
+        mixed policy)."""
+        return self.__dict__.get("_vdtype") or self._dtype
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype the layer computes in (its inputs are cast to it)."""
+        return self._dtype.name
+
+    @property
+    def variable_dtype(self) -> str:
+        """The dtype of the layer's variables."""
+        return self.dtype.name
+
+    @property
+    def dtype_policy(self):
+        """The layer's ``tf.keras.mixed_precision.Policy``."""
+        from .. import mixed_precision as _mp
+
+        return self.__dict__.get("_policy") or _mp.DTypePolicy(self._dtype.name)
 
     @property
     def trainable(self) -> bool:
@@ -542,7 +578,7 @@ class Layer:
         if initializer is None:
             initializer = init
         shape = () if shape is None else tuple(int(d) for d in shape)
-        dt = self._dtype if dtype is None else _dt.as_dtype(dtype)
+        dt = (self.__dict__.get("_vdtype") or self._dtype) if dtype is None else _dt.as_dtype(dtype)
         if initializer is None:
             initializer = "glorot_uniform" if dt.is_floating else "zeros"
         init_fn = _init.get(initializer)
@@ -558,7 +594,12 @@ class Layer:
             value = init_fn(shape, dtype=dt)
         if not isinstance(value, Tensor):
             value = convert_to_tensor(value, dt)
-        var = Variable(value, trainable=trainable, name=f"{self._name}/{wname}")
+        if self.__dict__.get("_vdtype") is None:
+            var = Variable(value, trainable=trainable, name=f"{self._name}/{wname}")
+        else:  # mixed precision: a float32 variable read in the compute dtype inside call
+            from .. import mixed_precision as _mp
+
+            var = _mp._make_variable(value, trainable, f"{self._name}/{wname}", True)
         if constraint is not None:
             var.constraint = constraint
         self._weights.append(var)
@@ -727,6 +768,10 @@ class Layer:
             kwargs["training"] = training
         if self._losses:
             self._losses.clear()
+        ac_prev = _AUTOCAST.dtype
+        ac = self._dtype if self.__dict__.get("_vdtype") is not None else None
+        if ac is not ac_prev:
+            _AUTOCAST.dtype = ac  # a mixed layer reads its float variables in its compute dtype
         try:
             if training is outer:  # nothing to pass down that nested layers do not already see
                 out = self.call(x, *rest, **kwargs)
@@ -739,6 +784,9 @@ class Layer:
         except InvalidArgumentError as e:
             _int_input_error(self, x, e)
             raise
+        finally:
+            if ac is not ac_prev:
+                _AUTOCAST.dtype = ac_prev
         if masks and not self._mask_transparent:
             _attach(out, self.compute_mask(x, mask))
         if type(out) is Tensor:
@@ -782,7 +830,9 @@ class Layer:
     # -- config -----------------------------------------------------------------------------
     def get_config(self) -> dict:
         """The constructor arguments (``from_config`` builds an equal, unbuilt layer)."""
-        cfg = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype.name}
+        pol = self.__dict__.get("_policy")
+        cfg = {"name": self.name, "trainable": self.trainable,
+               "dtype": pol.name if pol is not None and self.__dict__.get("_vdtype") is not None else self.dtype.name}
         if self._batch_input_shape is not None:
             cfg["batch_input_shape"] = self._batch_input_shape
         return cfg
