@@ -166,3 +166,48 @@ def test_counting_ops_match_tensorflow_examples():
     assert tf.histogram_fixed_width(tf.constant([0, 1, 9, 10]), [0, 10], nbins=2).numpy().tolist() == [2, 2]
     assert tf.searchsorted([[0, 3, 9], [1, 2, 3]], [[3], [0]], side="right", out_type=tf.int64).numpy().tolist() \
         == [[2], [0]]
+
+
+# ---- roll, identity_n, tensor_scatter_nd_sub/max/min ------------------------------------------------
+
+def test_roll_follows_tensorflow():
+    x = tf.reshape(tf.range(6), [2, 3])
+    assert tf.roll(x, shift=tf.constant([1, 1]), axis=[1, 1]).numpy().tolist() == [[1, 2, 0], [4, 5, 3]]
+    assert tf.roll(x, shift=-7, axis=-1).numpy().tolist() == [[1, 2, 0], [4, 5, 3]]
+    f = tf.function(lambda t, s: tf.roll(t, s, 0), input_signature=[tf.TensorSpec([None], tf.float32),
+                                                                    tf.TensorSpec([], tf.int32)])
+    assert f(tf.constant([1.0, 2.0, 3.0]), tf.constant(1)).numpy().tolist() == [3.0, 1.0, 2.0]
+    with pytest.raises(InvalidArgumentError, match=r"axis = 2 is not in \[-2, 2\) \[Op:Roll\]"):
+        tf.roll(x, 1, 2)
+    with pytest.raises(InvalidArgumentError, match=r"one shift per axis \[Op:Roll\]"):
+        tf.roll(x, [1, 2], 0)
+    with pytest.raises(InvalidArgumentError, match=r"shift has dtype float32.*\[Op:Roll\]"):
+        tf.roll(x, 1.5, 0)
+
+
+def test_identity_n_and_scatter_family():
+    a, b = tf.identity_n([tf.constant([1.0]), [2, 3]])
+    assert a.numpy().tolist() == [1.0] and b.numpy().tolist() == [2, 3]
+    with pytest.raises(TypeError, match=r"\[Op:IdentityN\]"):
+        tf.identity_n(tf.constant([1.0]))
+    x = tf.constant([[1.0, 9.0], [4.0, 2.0]])
+    assert tf.tensor_scatter_nd_max(x, [[0, 0], [1, 1], [0, 0]], [3.0, 1.0, 2.0]).numpy().tolist() == \
+        [[3.0, 9.0], [4.0, 2.0]]
+    assert tf.tensor_scatter_nd_min(x, [[1]], [[5.0, -1.0]]).numpy().tolist() == [[1.0, 9.0], [4.0, -1.0]]
+    assert tf.tensor_scatter_nd_sub(x, [[1, 0]], [4.0]).numpy().tolist() == [[1.0, 9.0], [0.0, 2.0]]
+    with pytest.raises(InvalidArgumentError, match=r"\[2\].*\[Op:TensorScatterMax\]"):
+        tf.tensor_scatter_nd_max(x, [[2]], [[1.0, 1.0]])
+    with pytest.raises(InvalidArgumentError, match=r"updates has dtype int32.*\[Op:TensorScatterMin\]"):
+        tf.tensor_scatter_nd_min(x, [[0]], tf.constant([[1, 1]]))
+    with pytest.raises(InvalidArgumentError, match=r"tensor has dtype bool.*\[Op:TensorScatterSub\]"):
+        tf.tensor_scatter_nd_sub(tf.constant([True]), [[0]], [False])
+
+
+def test_tensor_scatter_max_gradient_goes_to_the_winner():
+    autodiff = pytest.importorskip("tapeflow.autodiff")
+    x, u = tf.constant([1.0, 5.0]), tf.constant([3.0, 5.0])
+    with autodiff.GradientTape() as tape:
+        tape.watch([x, u])
+        y = tf.tensor_scatter_nd_max(x, [[0], [1]], u)
+    gx, gu = tape.gradient(y, [x, u])
+    assert gx.numpy().tolist() == [0.0, 0.5] and gu.numpy().tolist() == [1.0, 0.5]

@@ -66,3 +66,55 @@ int tpf_segment_reduce(int op, int dt, int lim_dt, int idx_dt, const void *data,
     }
     return TPF_OK;
 }
+
+/* ---- tensor_scatter_nd_max / _min ------------------------------------------
+ * out [dims[0..k), inner] holds the tensor; idx [n, k] index tuples, upd [n, inner]:
+ * out[idx[t]] = max (op 0) or min (op 1) of itself and upd[t].  A tuple outside dims stops
+ * the kernel before it writes, with *bad = its row (TPF_ERANGE).  Float max/min propagate
+ * NaN.  Work splits over column chunks (each thread owns its columns). */
+#define SCATTER_REDUCE(T, STMT)                                                          \
+    do {                                                                                 \
+        T *O = (T *)out; const T *U = (const T *)upd;                                    \
+        TPF_PFOR(ch, nch,                                                                \
+            int64_t c0 = ch * csz, c1 = c0 + csz < inner ? c0 + csz : inner;             \
+            for (int64_t t = 0; t < n; t++) {                                            \
+                int64_t off = 0;                                                         \
+                for (int j = 0; j < k; j++) off = off * dims[j] + seg_idx(idx, is64, t * k + j); \
+                T *o = O + off * inner; const T *u = U + t * inner;                      \
+                for (int64_t c = c0; c < c1; c++) { T v = u[c]; STMT; }                  \
+            }                                                                            \
+        );                                                                               \
+    } while (0)
+
+#define SR_MAX(T) SCATTER_REDUCE(T, if (v > o[c] || v != v) o[c] = v)
+#define SR_MIN(T) SCATTER_REDUCE(T, if (v < o[c] || v != v) o[c] = v)
+
+int tpf_scatter_nd_reduce(int op, int dt, int idx_dt, const void *idx, const void *upd, void *out,
+                          int64_t n, int k, const int64_t *dims, int64_t inner, int64_t *bad) {
+    if (op != 0 && op != 1) return TPF_EBADOP;
+    if (idx_dt != TPF_I32 && idx_dt != TPF_I64) return TPF_EBADDTYPE;
+    if (n < 0 || k < 0 || k > TPF_MAXDIMS || inner < 0) return TPF_EBADSIZE;
+    int is64 = idx_dt == TPF_I64;
+    for (int64_t t = 0; t < n; t++)
+        for (int j = 0; j < k; j++) {
+            int64_t v = seg_idx(idx, is64, t * k + j);
+            if (v < 0 || v >= dims[j]) { *bad = t; return TPF_ERANGE; }
+        }
+    if (n == 0 || inner == 0) return TPF_OK;
+    int nt = TPF_NTHREADS(n * inner);
+    int64_t nch = inner >= 64 * nt ? nt : 1;
+    if (nch == 1) nt = 1;
+    int64_t csz = (inner + nch - 1) / nch;
+    tpf_fp_enter();  /* scoped: restores the caller's FP mode on return */
+    switch (dt) {
+    case TPF_F32: if (op == 0) SR_MAX(float); else SR_MIN(float); break;
+    case TPF_F64: if (op == 0) SR_MAX(double); else SR_MIN(double); break;
+    case TPF_I8: if (op == 0) SR_MAX(int8_t); else SR_MIN(int8_t); break;
+    case TPF_U8: if (op == 0) SR_MAX(uint8_t); else SR_MIN(uint8_t); break;
+    case TPF_I16: if (op == 0) SR_MAX(int16_t); else SR_MIN(int16_t); break;
+    case TPF_I32: if (op == 0) SR_MAX(int32_t); else SR_MIN(int32_t); break;
+    case TPF_I64: if (op == 0) SR_MAX(int64_t); else SR_MIN(int64_t); break;
+    default: return TPF_EBADDTYPE;
+    }
+    return TPF_OK;
+}

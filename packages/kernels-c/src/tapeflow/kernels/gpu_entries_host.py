@@ -2,8 +2,8 @@
 
 Each entry copies its operands to host memory, calls the CPU library's ``tpf_<name>`` (the same C
 code the CPU backend runs) and copies the results back to the device: the segment max/min/prod
-(``csrc/segment.c``: a scatter with a max/min/product needs atomics per dtype on a device, and
-these ops are rare outside graph networks) and the CTC loss (``csrc/ctc.c``: a sequential
+and tensor_scatter_nd_max/min (``csrc/segment.c``: a scatter with a max/min/product needs atomics per
+dtype on a device, and these ops are rare outside graph networks) and the CTC loss (``csrc/ctc.c``: a sequential
 dynamic program per sequence).  The cost is one transfer of the inputs and one of the outputs.
 
 >>> from tapeflow.kernels.gpu_entries_host import HostEntries
@@ -23,10 +23,11 @@ SEGMENT_OPS = ("max", "min", "prod")
 class HostEntries:
     """Entries of the kernel table that a GPU backend runs with the CPU library on host copies."""
 
-    def _host_call(self, kernel, ins, outs, args):
+    def _host_call(self, kernel, ins, outs, args, inout=None):
         """``tpf_<kernel>`` of the CPU library on host copies.  ``ins``/``outs`` are (device handle, nbytes)
         pairs; ``args`` lays out the call, ``"in0"``, ``"out1"``... naming the host copies, other values as
-        they are (a NumPy array passes as its buffer).  Outputs are copied back only when the kernel succeeds."""
+        they are (a NumPy array passes as its buffer).  ``inout`` maps an output to the input whose host copy it
+        starts from (an update in place).  Outputs are copied back only when the kernel succeeds."""
         from . import cpu
 
         cpu._preload_openblas()
@@ -40,6 +41,8 @@ class HostEntries:
                 if nbytes and tag == "in":
                     self._read(h.mem, arr[:nbytes])
                 host[f"{tag}{i}"] = arr
+        for o, i in (inout or {}).items():
+            host[f"out{o}"] = host[f"in{i}"]
         call = []
         for a in args:
             if isinstance(a, str) and a in host:
@@ -67,3 +70,21 @@ class HostEntries:
         return self._host_call("segment_reduce", [(data, nidx * inner * es), (idx, nidx * ies)],
                                [(out, nseg * inner * es)],
                                [op, dt, lim_dt, idx_dt, "in0", "in1", "out0", nidx, nseg, inner, bad])
+
+    def scatter_nd_reduce(self, op, dt, idx_dt, idx, upd, out, n, k, dims, inner, bad):
+        """``out[idx[t]] = max`` (op 0) or ``min`` (op 1) of itself and ``upd[t]``, on the host (csrc/segment.c);
+        ``out`` holds the tensor on entry and is read and written back."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        ies = 8 if idx_dt == I64 else 4
+        dims_arr = np.asarray(dims, np.int64) if not isinstance(dims, np.ndarray) else dims
+        rows = 1
+        for d in dims_arr[:k]:
+            rows *= int(d)
+        if min(n, k, inner) < 0 or rows < 0:
+            return self._host_call("scatter_nd_reduce", [], [], [op, dt, idx_dt, np.empty(1, np.uint8),
+                                                                 np.empty(1, np.uint8), np.empty(1, np.uint8),
+                                                                 n, k, dims_arr, inner, bad])
+        nbytes = rows * inner * es
+        return self._host_call("scatter_nd_reduce", [(idx, n * k * ies), (upd, n * inner * es), (out, nbytes)],
+                               [(out, nbytes)],
+                               [op, dt, idx_dt, "in0", "in1", "out0", n, k, dims_arr, inner, bad], inout={0: 2})

@@ -1,8 +1,9 @@
 """Gradient rules of the everyday ops of issue 14 (core's segment_ops, ...), as TensorFlow's.
 
-Segment max/min: the incoming gradient goes to the entries equal to their segment's result, split
-evenly among ties; segment prod: the product of the other entries, with zeros handled as TensorFlow
-does (one zero in a segment takes the product of the rest, two or more give 0).  Every rule is
+Segment max/min (and tensor_scatter_nd_max/min): the incoming gradient goes to the entries equal to
+their segment's result, split evenly among ties; segment prod: the product of the other entries,
+with zeros handled as TensorFlow does (one zero in a segment takes the product of the rest, two or
+more give 0).  Every rule is
 written with tapeflow ops, so it differentiates again.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from tapeflow.core.ops import (
     div_no_nan,
     equal,
     gather,
+    gather_nd,
     greater,
     greater_equal,
     logical_and,
@@ -19,6 +21,7 @@ from tapeflow.core.ops import (
     ones_like,
     real_div,
     reshape,
+    scatter_nd,
     unsorted_segment_prod,
     unsorted_segment_sum,
     where,
@@ -60,3 +63,16 @@ def _segment_prod_grad(g, ans, data, ids, num_segments):
     partial = where(is_zero, nonzero_prod_at, real_div(prod_at, nonzero))
     g_at, _ = _gather_drop_negatives(g, ids)
     return (where(keep, g_at * partial, zeros_like(partial)), None)
+
+
+def _tensor_scatter_min_or_max_grad(g, ans, x, indices, updates):
+    """TensorFlow's: the gradient goes to whichever of x and the updates gave the result, split among ties."""
+    x_won = cast(equal(x, ans), g._dtype)
+    u_won = cast(equal(updates, gather_nd(ans, indices)), g._dtype)
+    winners = x_won + scatter_nd(indices, u_won, x._shape)
+    share = div_no_nan(g, winners)
+    return (share * x_won, None, u_won * gather_nd(share, indices))
+
+
+defgrad("tensor_scatter_nd_max", _tensor_scatter_min_or_max_grad)
+defgrad("tensor_scatter_nd_min", _tensor_scatter_min_or_max_grad)

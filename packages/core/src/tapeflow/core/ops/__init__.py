@@ -26,10 +26,12 @@ from . import segment_ops  # noqa: F401,E402
 from .segment_ops import *  # noqa: F401,F403,E402
 from . import set_ops  # noqa: F401,E402
 from .set_ops import *  # noqa: F401,F403,E402
+from . import manip_ops  # noqa: F401,E402
+from .manip_ops import *  # noqa: F401,F403,E402
 
 # the public ops: what each family lists (the facade exports exactly these)
 __all__ = sorted({name for family in (math_ops, reduce_ops, array_ops, index_ops, slice_ops, sort_ops, nn_ops,
-                                      random_ops, linalg_ops, conv_ops, grad_ops, segment_ops, set_ops)
+                                      random_ops, linalg_ops, conv_ops, grad_ops, segment_ops, set_ops, manip_ops)
            for name in family.__all__})
 
 
