@@ -75,6 +75,9 @@ CALLS = {
     "argmin": lambda: {"input": tf.constant(_x23), "axis": 1, "output_type": tf.int64},
     "count_nonzero": lambda: {"input": tf.constant(_x23), "axis": 1, "dtype": tf.int64},
     "norm": lambda: {"tensor": tf.constant(_x23), "axis": 1},
+    # string ops (their specs call tf.strings.*): valid calls over a string tensor
+    "reduce_join": lambda: {"inputs": tf.constant([["a", "b"], ["c", "d"]]), "axis": 1},
+    "string_to_number": lambda: {"input": tf.constant(["1", "2.5"]), "out_type": tf.float32},
 }
 
 # composite ops whose errors name the primitive that checks the argument, as TensorFlow's do

@@ -22,8 +22,8 @@ def test_python_values_take_default_dtypes():
 def test_bad_conversions():
     with pytest.raises(tf.errors.InvalidArgumentError, match="ragged"):
         tf.constant([[1, 2], [3]])
-    with pytest.raises(tf.errors.InvalidArgumentError, match="strings"):
-        tf.constant(["a"])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="strings"):  # (tf.constant(["a"]) is a tf.string)
+        tf.constant(["a"], dtype=tf.int32)
     with pytest.raises(tf.errors.InvalidArgumentError, match="losing precision"):
         tf.constant([1.5], dtype=tf.int32)
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):

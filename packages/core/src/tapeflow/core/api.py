@@ -1,4 +1,4 @@
-"""The TensorFlow-style namespaces of the facade: tf.math, tf.linalg, tf.random,
+"""The TensorFlow-style namespaces of the facade: tf.math, tf.linalg, tf.strings, tf.random,
 tf.config, tf.debugging, and the lazy loading of upper packages."""
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ math.round = getattr(_ops, "round")
 
 linalg = _namespace("linalg", "Linear algebra (tf.linalg).",
                     {"matmul": _ops.matmul, **{n: getattr(_ops, n) for n in _ops.linalg_ops.__all__}})
+
+strings = _namespace("strings", "String ops (tf.strings): host computations over byte strings.",
+                     dict(_ops.string_ops.STRINGS_API))
 
 from . import config as config  # noqa: E402
 from . import debugging as debugging  # noqa: E402

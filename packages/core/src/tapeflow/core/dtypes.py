@@ -1,4 +1,4 @@
-"""dtypes: float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool.
+"""dtypes: float16, bfloat16, float32, float64, int8, uint8, int16, int32, int64, bool, string.
 
 Python floats become float32, ints int32, bools bool; NumPy arrays keep their
 dtype.  A binary op needs both operands of one dtype (as in TensorFlow); a Python
@@ -7,6 +7,13 @@ scalar takes the dtype of the tensor it meets.
 >>> import tapeflow as tf
 >>> tf.float32.name, tf.float32.is_floating, tf.as_dtype("int32").size
 ('float32', True, 4)
+
+``tf.string`` holds byte strings of any length (Python ``str`` converts as UTF-8).  String tensors
+live in host memory on every device, as TensorFlow's do: their ops (``tf.strings``) are host
+computations, and no kernel of a device backend ever sees a string buffer.
+
+>>> tf.string.name, tf.string.is_string, tf.as_dtype(bytes) is tf.string
+('string', True, True)
 """
 from __future__ import annotations
 
@@ -16,21 +23,26 @@ from tapeflow.kernels import DTYPE_CODES
 
 import ml_dtypes  # bfloat16 as a NumPy dtype (the one TensorFlow and JAX use)
 
+#: tf.string's code: past every kernel dtype code (op dtype masks use one bit per code)
+STRING_CODE = 31
+
 
 class DType:
     """A tensor element type.  Compare with ``==`` against DTypes, strings or NumPy dtypes."""
 
     __slots__ = ("name", "code", "np", "size", "is_floating", "is_integer", "is_bool",
-                 "is_unsigned", "is_half", "min", "max")
+                 "is_unsigned", "is_half", "min", "max", "is_string")
 
     def __init__(self, name, np_dtype, size):
         self.name = name
-        self.code = DTYPE_CODES[name]
+        #: the kernels' code; tf.string has none of theirs (a host dtype: no kernel sees it)
+        self.code = DTYPE_CODES[name] if name != "string" else STRING_CODE
+        self.is_string = name == "string"
         self.np = np_dtype
         self.size = size
         self.is_floating = name.startswith(("float", "bfloat"))
         self.is_bool = name == "bool"
-        self.is_integer = not self.is_floating and not self.is_bool
+        self.is_integer = not self.is_floating and not self.is_bool and not self.is_string
         self.is_unsigned = name.startswith("uint")
         #: float16/bfloat16: stored as such, computed in float32 (a fast check for hot paths)
         self.is_half = name in ("float16", "bfloat16")
@@ -40,8 +52,10 @@ class DType:
         elif self.is_floating:
             info = ml_dtypes.finfo(np_dtype)
             self.min, self.max = float(info.min), float(info.max)
-        else:
+        elif self.is_bool:
             self.min, self.max = 0, 1
+        else:
+            self.min = self.max = None
 
     @property
     def as_numpy_dtype(self):
@@ -87,6 +101,8 @@ int16 = DType("int16", np.dtype(np.int16), 2)
 int32 = DType("int32", np.dtype(np.int32), 4)
 int64 = DType("int64", np.dtype(np.int64), 8)
 bool_ = DType("bool", np.dtype(np.bool_), 1)
+#: byte strings, held as NumPy object arrays of ``bytes`` in host memory (TensorFlow's tf.string)
+string = DType("string", np.dtype(object), 8)
 
 # the common dtypes first: op dtype checks test membership in these tuples on the hot path
 ALL = (float32, int32, float64, int64, bool_, float16, bfloat16, int8, uint8, int16)
@@ -94,9 +110,11 @@ FLOATS = (float32, float64, float16, bfloat16)
 INTS = (int32, int64, int8, uint8, int16)
 NUMERIC = FLOATS + INTS
 BY_NAME = {d.name: d for d in ALL}
-BY_NAME.update(half=float16, float=float32, double=float64, bool_=bool_)
+BY_NAME.update(half=float16, float=float32, double=float64, bool_=bool_, string=string)
 _BY_NP = {d.np: d for d in ALL}
+_BY_NP[string.np] = string
 _BY_CODE = {d.code: d for d in ALL}
+_BY_CODE[STRING_CODE] = string
 
 
 def as_dtype(value) -> DType:
@@ -122,12 +140,16 @@ def as_dtype(value) -> DType:
         return int32
     if value is bool:
         return bool_
+    if value is bytes or value is str:
+        return string
     try:
         npd = np.dtype(value)
     except TypeError:
         raise TypeError(f"cannot interpret {value!r} as a dtype; allowed: a tf.DType, a name "
                         f"({', '.join(d.name for d in ALL)}), a NumPy dtype or float/int/bool") from None
     d = _BY_NP.get(npd)
+    if d is None and npd.kind in "SU":  # NumPy's fixed-width byte and unicode strings
+        return string
     if d is None:
         raise TypeError(f"NumPy dtype {npd} has no tapeflow dtype; allowed: {', '.join(d.name for d in ALL)}")
     return d

@@ -203,6 +203,8 @@ class Tensor:
         dev = _device.get(device)
         if dev is self._dev:
             return self
+        if self._dtype.is_string:  # strings stay in host memory on every device: only the placement changes
+            return make(self._h, self._arr, self._shape, self._dtype, dev, self._size)
         from .ops.grad_ops import copy_to_device
 
         return copy_to_device(self, dev)
@@ -266,7 +268,15 @@ def make(h, arr, shape, dtype, dev, size) -> Tensor:
 
 
 def from_numpy(arr: np.ndarray, dtype: _dt.DType, dev) -> Tensor:
-    """A new tensor holding a copy of a host array (already of ``dtype``)."""
+    """A new tensor holding a copy of a host array (already of ``dtype``).
+
+    A string tensor keeps a NumPy object array of ``bytes`` in host memory on every device (its
+    handle is that array: no device backend sees it).
+    """
+    if dtype.is_string:
+        host = np.array(arr, dtype=object, copy=True)
+        host.flags.writeable = False
+        return make(host, host, tuple(host.shape), dtype, dev, host.size)
     h, host = dev.backend.from_numpy(arr)
     size = 1
     for d in arr.shape:
@@ -281,8 +291,68 @@ def copy_to(t: Tensor, dev) -> Tensor:
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
+def _is_stringy(value) -> bool:
+    """Whether a Python/NumPy value holds strings (str, bytes, or NumPy string/object arrays of them)."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return True
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "SU":
+            return True
+        if value.dtype == object and value.size:
+            return isinstance(value.flat[0], (str, bytes))
+    return False
+
+
+def _string_array(value) -> np.ndarray:
+    """An object array of ``bytes`` (str as UTF-8) for a string value; a typed error for mixed/ragged ones."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S":
+        arr = value.astype(object)
+    else:
+        try:
+            arr = np.array(value, dtype=object)
+        except ValueError:
+            arr = None
+        if arr is None or (arr.size and isinstance(arr.flat[0], (list, tuple))) or \
+                (arr.dtype == object and _nested_depth(value) != arr.ndim):
+            raise InvalidArgumentError(f"cannot convert {_short(value)} to a tensor: ragged nesting (every row must "
+                                       "have the same length)", "Const")
+    out = np.empty(arr.shape, dtype=object)
+    flat_in, flat_out = arr.reshape(-1), out.reshape(-1)
+    for i, v in enumerate(flat_in):
+        if isinstance(v, bytes):
+            flat_out[i] = bytes(v)
+        elif isinstance(v, str):
+            flat_out[i] = v.encode("utf-8")
+        else:
+            raise InvalidArgumentError(f"cannot convert {_short(value)} to a tensor: mixed strings and "
+                                       f"{type(v).__name__} values; allowed: str or bytes only for a string tensor",
+                                       "Const")
+    return out
+
+
+def _nested_depth(value) -> int:
+    d = 0
+    while isinstance(value, (list, tuple)):
+        if not value:
+            return d + 1
+        value = value[0]
+        d += 1
+    return d + (value.ndim if isinstance(value, np.ndarray) else 0)
+
+
 def _infer_array(value, dtype):
     """Host array for a Python value: floats -> float32, ints -> int32, NumPy keeps its dtype."""
+    if (dtype is not None and dtype.is_string) or (dtype is None and _is_stringy(value)):
+        if dtype is None or _is_stringy(value) or (isinstance(value, np.ndarray) and value.dtype == object) or \
+                (isinstance(value, (list, tuple)) and not np.size(np.array(value, dtype=object))):
+            return _string_array(value), _dt.string
+        raise InvalidArgumentError(f"cannot convert {_short(value)} to a string tensor; allowed: str or bytes "
+                                   "values (use tf.strings.as_string for numbers)", "Const")
+    if dtype is not None and dtype.is_string is False and _is_stringy(value):
+        raise InvalidArgumentError(f"cannot convert {_short(value)} to {dtype.name}: it holds strings "
+                                   "(use tf.strings.to_number)", "Const")
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         arr = np.asarray(value)
         if dtype is None:
@@ -398,6 +468,9 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         dtype = _dt.as_dtype(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and dtype is not value._dtype:
+            if dtype.is_string or value._dtype.is_string:
+                raise InvalidArgumentError(f"cannot convert a {value._dtype.name} tensor to {dtype.name}; use "
+                                           "tf.strings.as_string or tf.strings.to_number", "Const")
             from .ops import cast
 
             value = cast(value, dtype)
@@ -408,6 +481,8 @@ def constant(value, dtype=None, shape=None, name=None) -> Tensor:
         shape = tuple(int(d) for d in shape)
         if arr.size == 1:
             arr = np.broadcast_to(arr.reshape(()), shape)
+            if dtype.is_string:
+                arr = np.array(arr, dtype=object)
         elif arr.shape != shape:
             if int(np.prod(shape)) != arr.size:
                 raise InvalidArgumentError(f"value with {arr.size} elements cannot take shape {shape}", "Const")

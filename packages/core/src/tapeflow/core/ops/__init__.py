@@ -17,6 +17,7 @@ from .sort_ops import *  # noqa: F401,F403,E402
 
 # each family module lists its public ops in __all__
 from . import nn_ops, random_ops, linalg_ops, conv_ops, grad_ops  # noqa: F401,E402
+from . import string_ops  # noqa: F401,E402  (tf.strings; its names stay out of the top level)
 from .grad_ops import *  # noqa: F401,F403,E402
 from .nn_ops import *  # noqa: F401,F403,E402
 from .random_ops import *  # noqa: F401,F403,E402
@@ -79,16 +80,18 @@ def _bind_operators():
     T.__pos__ = lambda self: self
     T.__abs__ = abs
     T.__invert__ = _invert
-    T.__eq__ = lambda self, other: equal(self, other) if _comparable(other) else NotImplemented
-    T.__ne__ = lambda self, other: not_equal(self, other) if _comparable(other) else NotImplemented
+    T.__eq__ = lambda self, other: equal(self, other) if _comparable(other, self) else NotImplemented
+    T.__ne__ = lambda self, other: not_equal(self, other) if _comparable(other, self) else NotImplemented
     T.__lt__, T.__le__, T.__gt__, T.__ge__ = less, less_equal, greater, greater_equal
     T.__getitem__ = slice_ops.getitem
     # TensorFlow-style methods
     T.astype = cast
 
 
-def _comparable(other):
-    return other is not None and not isinstance(other, (str, type))
+def _comparable(other, t=None):
+    if isinstance(other, str):  # a Python str compares with a string tensor only
+        return t is not None and t._dtype.is_string
+    return other is not None and not isinstance(other, type)
 
 
 _bind_operators()

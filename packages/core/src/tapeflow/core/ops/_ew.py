@@ -306,6 +306,8 @@ def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
         try:
             if dt.is_half:
                 out = binary_eager(code, x, y, bool_out, prim.tf_name)
+            elif dt.is_string:  # equal/not_equal over strings: their host implementation
+                out = prim.impl(x._dev, x, y)
             else:
                 out = binary_kernel(code, x, y, BOOL if bool_out else dt, prim.tf_name)
         except KernelStatus as e:

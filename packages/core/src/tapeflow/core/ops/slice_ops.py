@@ -343,7 +343,7 @@ def getitem(tensor, key):
     x = tensor
     tk = type(key)
     if (tk is int or tk is _pyslice and (key.step is None or key.step == 1)) and x._shape and not _scope.stack \
-            and not hooks.tracing:
+            and not hooks.tracing and not x._dtype.is_string:
         # t[i] and t[a:b], eager: one contiguous block (strided_slice's pieces, inline)
         d = x._shape[0]
         if tk is int:
@@ -373,7 +373,7 @@ def getitem(tensor, key):
 
 def _basic_getitem(x, keys):
     plan = _index_plan(x._shape, keys)  # the index fits x's shape (its messages name the key as written)
-    if hooks.tracing or _scope.stack:
+    if hooks.tracing or _scope.stack or x._dtype.is_string:  # (strings: the primitive's host implementation)
         return run(_strided_slice, (x,), _key_spec(keys))
     out = _copy_plan(x, plan)  # eager, no scope: the primitive's pieces with the plan made above
     rec = hooks.recorder
