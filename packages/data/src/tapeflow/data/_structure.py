@@ -1,9 +1,9 @@
 """Element structures: nesting (tuples, namedtuples, dicts), TensorSpec, conversion of values.
 
 An element of a dataset is a leaf or a nest of tuples, namedtuples and dicts whose leaves are
-tensors (or, for text, ``bytes`` scalars and NumPy object arrays of ``bytes`` when batched;
-tapeflow tensors hold numbers only).  Dicts flatten in sorted key order and keep their own key
-order when packed again, as ``tf.nest`` does.
+tensors (text, of dtype ``tf.string``, is held as ``bytes`` scalars and NumPy object arrays of ``bytes``
+when batched; string tensors convert to that form on the way in, and every ``tf.strings`` op takes it).
+Dicts flatten in sorted key order and keep their own key order when packed again, as ``tf.nest`` does.
 """
 from __future__ import annotations
 
@@ -15,29 +15,14 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tensor
 
 
-class _StringDType:
-    """The dtype of text elements (``bytes``); tapeflow tensors themselves hold numbers only."""
-
-    name = "string"
-    is_floating = is_integer = is_bool = False
-    size = 0
-
-    def __repr__(self):
-        return "tf.string"
-
-    __str__ = __repr__
-
-    def __reduce__(self):
-        return "string"
-
-
-string = _StringDType()
+#: the dtype of text components: core's ``tf.string``.  Inside a pipeline a text component is held as
+#: ``bytes`` (a scalar) or a NumPy object array of ``bytes``, as before; string tensors entering it (sources,
+#: a function's results) are taken in as such, so every stage (batching, caching, padding) sees one form.
+string = _dt.string
 
 
 def as_dtype(dtype):
-    """A tapeflow DType, or :data:`string` for ``"string"``/``bytes``/``str``."""
-    if dtype is string or dtype in ("string", bytes, str):
-        return string
+    """A tapeflow DType (``"string"``, ``bytes`` and ``str`` give :data:`string`, core's ``tf.string``)."""
     return _dt.as_dtype(dtype)
 
 
@@ -235,7 +220,8 @@ def format_structure(s, leaf) -> str:
 # ---- values -----------------------------------------------------------------
 
 def _is_text(v) -> bool:
-    return isinstance(v, (bytes, str, np.bytes_, np.str_)) or (isinstance(v, np.ndarray) and v.dtype.kind in "OSU")
+    return isinstance(v, (bytes, str, np.bytes_, np.str_)) or (isinstance(v, np.ndarray) and v.dtype.kind in "OSU") \
+        or (isinstance(v, Tensor) and v.dtype.is_string)
 
 
 def _text_list(v) -> bool:
@@ -246,7 +232,9 @@ def _text_list(v) -> bool:
 
 
 def to_text(v):
-    """``bytes`` for a scalar string, an object array of ``bytes`` otherwise."""
+    """``bytes`` for a scalar string, an object array of ``bytes`` otherwise (string tensors included)."""
+    if isinstance(v, Tensor):
+        v = v.numpy()
     if isinstance(v, str):
         return v.encode()
     if isinstance(v, (bytes, np.bytes_)):
@@ -264,7 +252,7 @@ def to_text(v):
 def to_component(v, op: str):
     """A source value as a tensor (or text); lists are values, as in TensorFlow, not structures."""
     if type(v) is Tensor:
-        return v
+        return to_text(v) if v._dtype.is_string else v
     if _is_text(v) or (isinstance(v, list) and _text_list(v)):
         return to_text(v)
     try:
@@ -292,7 +280,7 @@ def normalize(out, op: str = "MapDataset"):
     """A function's result as an element: lists become tuples, leaves become tensors (or text)."""
     t = type(out)
     if t is Tensor:
-        return out
+        return to_text(out) if out._dtype.is_string else out
     if t is tuple or t is list:
         return tuple([normalize(v, op) for v in out])
     if isinstance(out, tuple):
@@ -302,8 +290,6 @@ def normalize(out, op: str = "MapDataset"):
     if out is None:
         raise InvalidArgumentError("the function returned None; it must return a tensor or a (nested) "
                                    "tuple or dict of tensors", op)
-    if isinstance(out, Tensor):
-        return out
     if _is_text(out):
         return to_text(out)
     if isinstance(out, (numbers.Number, np.generic, np.ndarray)) or hasattr(out, "_as_tensor"):

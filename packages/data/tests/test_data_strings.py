@@ -1,0 +1,83 @@
+"""Text in tf.data pipelines: components of core's tf.string dtype (held as bytes / object arrays of bytes
+inside a pipeline), string tensors as sources and map results, tf.strings ops in map, batching; compared with
+TensorFlow when it is installed."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tapeflow as tf
+
+
+def _tf_or_none():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        import tensorflow
+    except Exception:  # noqa: BLE001 (a broken TensorFlow install is as good as none)
+        return None
+    return tensorflow
+
+
+TF = _tf_or_none()
+
+
+def _values(ds):
+    return [tuple(np.asarray(v).tolist() for v in e) if isinstance(e, tuple) else np.asarray(e).tolist()
+            for e in ds.as_numpy_iterator()]
+
+
+def both(build):
+    """build(module) with tapeflow and, when installed, TensorFlow: equal elements."""
+    got = _values(build(tf))
+    if TF is not None:
+        assert got == _values(build(TF))
+    return got
+
+
+def test_text_components_have_cores_string_dtype():
+    ds = tf.data.Dataset.from_tensor_slices([b"a", b"b"])
+    assert ds.element_spec.dtype is tf.string and ds.element_spec.shape == ()
+    assert tf.data.TensorSpec([None], tf.string).is_compatible_with(np.array([b"x"], dtype=object))
+    assert tf.data.TensorSpec([], "string").dtype is tf.string
+
+
+def test_slices_of_string_tensors_and_lists():
+    assert both(lambda m: m.data.Dataset.from_tensor_slices([b"a", b"b"])) == [b"a", b"b"]
+    assert both(lambda m: m.data.Dataset.from_tensor_slices(m.constant(["x", "y z"]))) == [b"x", b"y z"]
+    assert both(lambda m: m.data.Dataset.from_tensor_slices((m.constant(["p", "q"]), [1, 2]))) == \
+        [(b"p", 1), (b"q", 2)]
+
+
+def test_map_over_strings_with_tf_strings_ops():
+    def build(m):
+        ds = m.data.Dataset.from_tensor_slices(["Hello world", "tf data", "a"])
+        return ds.map(lambda s: (m.strings.upper(s), m.strings.length(s), m.strings.split(s)[0]))
+
+    assert both(build) == [(b"HELLO WORLD", 11, b"Hello"), (b"TF DATA", 7, b"tf"), (b"A", 1, b"a")]
+    ds = build(tf)
+    assert [s.dtype for s in ds.element_spec] == [tf.string, tf.int32, tf.string]
+
+
+def test_batch_and_unbatch_of_strings():
+    def build(m):
+        return m.data.Dataset.from_tensor_slices(["a", "b", "c"]).map(lambda s: m.strings.join([s, "!"])).batch(2)
+
+    assert both(build) == [[b"a!", b"b!"], [b"c!"]]
+    spec = build(tf).element_spec
+    assert spec.dtype is tf.string and tuple(spec.shape) == (None,)
+    assert both(lambda m: build(m).unbatch()) == [b"a!", b"b!", b"c!"]
+    # a batch of strings goes through a batched string op and back
+    assert both(lambda m: build(m).map(lambda b: m.strings.reduce_join(b, separator="+"))) == [b"a!+b!", b"c!"]
+
+
+def test_generator_with_a_string_signature():
+    def gen():
+        yield "x", 1
+        yield b"yy", 2
+
+    def build(m):
+        spec = m.data.TensorSpec if m is tf else m.TensorSpec  # (tapeflow's from_generator takes tf.data.TensorSpec)
+        sig = (spec([], m.string), spec([], m.int32))
+        return m.data.Dataset.from_generator(gen, output_signature=sig)
+
+    assert both(build) == [(b"x", 1), (b"yy", 2)]
