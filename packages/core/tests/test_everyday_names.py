@@ -211,3 +211,36 @@ def test_tensor_scatter_max_gradient_goes_to_the_winner():
         y = tf.tensor_scatter_nd_max(x, [[0], [1]], u)
     gx, gu = tape.gradient(y, [x, u])
     assert gx.numpy().tolist() == [0.0, 0.5] and gu.numpy().tolist() == [1.0, 0.5]
+
+
+# ---- tf.nn.l2_loss, embedding_lookup, local_response_normalization ---------------------------------
+
+def test_nn_names_follow_tensorflow():
+    nn = pytest.importorskip("tapeflow.nn")
+    assert nn.l2_loss(tf.constant([[1.0, 2.0], [3.0, 0.0]])).numpy().item() == 7.0
+    table = tf.constant([[0.0, 0.0], [1.0, 1.0], [3.0, 4.0]])
+    # TensorFlow 2.21: shards are contiguous blocks ("div"); max_norm rescales long rows
+    assert nn.embedding_lookup([table[:2], table[2:]], [2, 1]).numpy().tolist() == [[3.0, 4.0], [1.0, 1.0]]
+    np.testing.assert_allclose(nn.embedding_lookup(table, [2], max_norm=1.0).numpy(), [[0.6, 0.8]], rtol=1e-6)
+    x = tf.reshape(tf.constant([1.0, 2.0, 3.0]), [1, 1, 1, 3])
+    np.testing.assert_allclose(nn.local_response_normalization(x, depth_radius=1, alpha=0.5).numpy().ravel(),
+                               [0.5345225, 0.70710677, 1.0954452], rtol=1e-6)
+    assert nn.lrn is nn.local_response_normalization
+
+
+def test_nn_names_bad_input():
+    nn = pytest.importorskip("tapeflow.nn")
+    with pytest.raises(InvalidArgumentError, match=r"t has dtype int32.*\[Op:L2Loss\]"):
+        nn.l2_loss(tf.constant([1, 2]))
+    with pytest.raises(InvalidArgumentError, match=r"indices.*\[Op:Gather\]"):
+        nn.embedding_lookup(tf.constant([[1.0]]), [3])
+    with pytest.raises(InvalidArgumentError, match=r"ids has dtype float32.*\[Op:EmbeddingLookup\]"):
+        nn.embedding_lookup(tf.constant([[1.0]]), [0.0])
+    with pytest.raises(InvalidArgumentError, match=r"max_norm = 0.*\[Op:EmbeddingLookup\]"):
+        nn.embedding_lookup(tf.constant([[1.0]]), [0], max_norm=0)
+    with pytest.raises(InvalidArgumentError, match=r"allowed: rank 4.*\[Op:LRN\]"):
+        nn.local_response_normalization(tf.ones([2, 3]))
+    with pytest.raises(TypeError, match=r"depth_radius must be an int.*\[Op:LRN\]"):
+        nn.local_response_normalization(tf.ones([1, 1, 1, 3]), depth_radius=1.5)
+    with pytest.raises(InvalidArgumentError, match=r"depth_radius = -1.*\[Op:LRN\]"):
+        nn.local_response_normalization(tf.ones([1, 1, 1, 3]), depth_radius=-1)

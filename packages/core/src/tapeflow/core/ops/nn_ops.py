@@ -462,3 +462,10 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         inv = _multiply(inv, sc)
     shift = _negative(_multiply(m, inv)) if off is None else _subtract(off, _multiply(m, inv))
     return _add(_multiply(t, inv), shift)
+
+
+# tf.nn names of issue 14 (l2_loss, embedding_lookup, local_response_normalization, ...): nn_extra_ops
+from .nn_extra_ops import *  # noqa: F401,F403,E402
+from .nn_extra_ops import __all__ as _extra_all  # noqa: E402
+
+__all__ += _extra_all

@@ -1,0 +1,126 @@
+"""tf.nn names of issue 14: l2_loss, embedding_lookup, local_response_normalization (composites over
+primitives, differentiated through them) and ctc_loss (a C kernel, csrc/ctc.c).  nn_ops lists them, so
+tf.nn has them."""
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..dispatch import register, to_tensor
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor
+from ._shape import _INDEX
+from .array_ops import concat, pad
+from .index_ops import gather
+from .math_ops import add, cast, maximum, minimum, multiply, pow, real_div, sqrt, square
+from .reduce_ops import reduce_sum
+
+__all__ = ["l2_loss", "embedding_lookup", "local_response_normalization", "lrn"]
+
+F = _dt.FLOATS
+
+
+def _float(x, op, what="t"):
+    t = x if isinstance(x, Tensor) else to_tensor(x, op)
+    if t._dtype not in F:
+        raise InvalidArgumentError(f"{what} has dtype {t._dtype.name}; allowed: {', '.join(d.name for d in F)}", op)
+    return t
+
+
+@register("l2_loss", "L2Loss", kind="composite")
+def l2_loss(t, name=None):
+    """Half the sum of the squares of ``t``: sum(t ** 2) / 2, a scalar of t's dtype.
+
+    >>> import tapeflow as tf
+    >>> tf.nn.l2_loss(tf.constant([1.0, 2.0, 3.0])).numpy().item()
+    7.0
+    """
+    x = _float(t, "L2Loss")
+    return real_div(reduce_sum(square(x)), cast(2, x._dtype))
+
+
+def _number(v, op, what, positive=False):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, Tensor) and not v._shape:
+            return v
+        raise TypeError(f"{what} must be a number, got {type(v).__name__} [Op:{op}]")
+    if positive and not v > 0:
+        raise InvalidArgumentError(f"{what} = {v}; allowed: > 0", op)
+    return float(v)
+
+
+@register("embedding_lookup", "EmbeddingLookup", kind="composite")
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    """The rows of ``params`` at ``ids``: gather(params, ids), shape ids.shape + params.shape[1:].
+
+    ``params`` may be a list of shards split by TensorFlow 2's "div" strategy (contiguous blocks of rows,
+    in order); ``max_norm`` rescales each looked-up row whose L2 norm exceeds it.
+
+    >>> import tapeflow as tf
+    >>> table = tf.constant([[0.0, 0.0], [1.0, 1.0], [3.0, 4.0]])
+    >>> tf.nn.embedding_lookup(table, [[2, 1]]).numpy().tolist()
+    [[[3.0, 4.0], [1.0, 1.0]]]
+    >>> tf.nn.embedding_lookup(table, [2], max_norm=1.0).numpy().tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    op = "EmbeddingLookup"
+    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    if not shards:
+        raise InvalidArgumentError("params is an empty list; allowed: a tensor or a non-empty list of shards", op)
+    shards = [s if isinstance(s, Tensor) else to_tensor(s, op) for s in shards]
+    idx = ids if isinstance(ids, Tensor) else to_tensor(ids, op)
+    if idx._dtype not in _INDEX:
+        raise InvalidArgumentError(f"ids has dtype {idx._dtype.name}; allowed: int32, int64", op)
+    first = shards[0]
+    for s in shards:
+        if not s._shape:
+            raise InvalidArgumentError("params is a scalar; allowed: rank >= 1 (rows to look up)", op)
+        if s._dtype is not first._dtype or len(s._shape) != len(first._shape):
+            kinds = [(t._dtype.name, len(t._shape)) for t in shards]
+            raise InvalidArgumentError(f"the shards have dtypes/ranks {kinds}; allowed: one dtype and rank", op)
+    if max_norm is not None:
+        max_norm = _number(max_norm, op, "max_norm", positive=True)
+    # TensorFlow 2 splits a table over a list of shards by its "div" strategy: contiguous blocks in order
+    out = gather(first if len(shards) == 1 else concat(shards, 0), idx)
+    if max_norm is not None and out._dtype.is_floating:
+        axes = list(range(len(idx._shape), len(out._shape)))
+        if axes:
+            norm = sqrt(reduce_sum(square(out), axis=axes, keepdims=True))
+            scale = minimum(to_tensor(1, op, out._dtype), real_div(to_tensor(max_norm, op, out._dtype),
+                                                                   maximum(norm, to_tensor(1e-30, op, out._dtype))))
+            out = multiply(out, scale)
+    return out
+
+
+@register("local_response_normalization", "LRN", kind="composite")
+def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, beta=0.5, name=None):
+    """Each entry of a 4-D input divided by (bias + alpha * sqr_sum) ** beta, where sqr_sum sums the squares
+    of the entries within ``depth_radius`` of it along the last axis (clipped at the ends).
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.constant([1.0, 2.0, 3.0]), [1, 1, 1, 3])
+    >>> [round(float(v), 4) for v in tf.nn.local_response_normalization(x, depth_radius=1, alpha=0.5).numpy().ravel()]
+    [0.5345, 0.7071, 1.0954]
+    """
+    op = "LRN"
+    x = _float(input, op, "input")
+    if len(x._shape) != 4:
+        raise InvalidArgumentError(f"input has shape {list(x._shape)}; allowed: rank 4 ([batch, height, width, "
+                                   "depth])", op)
+    if isinstance(depth_radius, bool) or not isinstance(depth_radius, int):
+        raise TypeError(f"depth_radius must be an int, got {type(depth_radius).__name__} [Op:{op}]")
+    if depth_radius < 0:
+        raise InvalidArgumentError(f"depth_radius = {depth_radius}; allowed: >= 0", op)
+    b, a, e = (_number(v, op, w) for v, w in ((bias, "bias"), (alpha, "alpha"), (beta, "beta")))
+    r = depth_radius
+    work = cast(x, _dt.float32) if x._dtype in (_dt.float16, _dt.bfloat16) else x
+    sq = pad(square(work), [[0, 0], [0, 0], [0, 0], [r, r]])
+    window = None
+    for i in range(2 * r + 1):  # the 2r + 1 shifted views of the padded squares
+        view = sq[..., i:(i - 2 * r) or None]
+        window = view if window is None else add(window, view)
+    dt = work._dtype
+    den = pow(add(to_tensor(b, op, dt), multiply(to_tensor(a, op, dt), window)), to_tensor(e, op, dt))
+    out = real_div(work, den)
+    return cast(out, x._dtype) if out._dtype is not x._dtype else out
+
+
+lrn = local_response_normalization
