@@ -18,12 +18,14 @@ from tapeflow.core.ops import stop_gradient  # core's op; its gradient is None b
 
 from . import grads  # noqa: F401  (registers every op's rule)
 from .check import GradientCheck, check_gradients
+from .forward import ForwardAccumulator
 from .custom import custom_gradient, record, register_gradient
 from .functions import (gradients_function, implicit_gradients, implicit_value_and_gradients,
                         value_and_gradients_function)
 from .registry import GRADIENTS, defgrad
 from .tape import GradientTape, UnconnectedGradients, pause_all, recording
 
-__all__ = ["GRADIENTS", "GradientCheck", "GradientTape", "UnconnectedGradients", "check_gradients",
-           "custom_gradient", "defgrad", "gradients_function", "implicit_gradients", "implicit_value_and_gradients",
-           "pause_all", "record", "recording", "register_gradient", "stop_gradient", "value_and_gradients_function"]
+__all__ = ["ForwardAccumulator", "GRADIENTS", "GradientCheck", "GradientTape", "UnconnectedGradients",
+           "check_gradients", "custom_gradient", "defgrad", "gradients_function", "implicit_gradients",
+           "implicit_value_and_gradients", "pause_all", "record", "recording", "register_gradient", "stop_gradient",
+           "value_and_gradients_function"]

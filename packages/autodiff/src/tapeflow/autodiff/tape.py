@@ -51,6 +51,7 @@ _state = _State()
 _lock = threading.Lock()
 _entered = 0  # tapes entered on any thread; the tape is subscribed to core's hooks while > 0
 _subscription = None
+_SUBSCRIBE_LISTENERS: list = []  # called after the tapes subscribe (forward mode moves itself behind them)
 
 
 # ---- the two hooks (the hot path) ----------------------------------------------
@@ -100,6 +101,8 @@ def _push(tape):
         _entered += 1
         if _subscription is None:
             _subscription = _hooks.subscribe(_record, variable_read=_on_read)
+            for f in _SUBSCRIBE_LISTENERS:
+                f()
 
 
 def _pop(tape):
