@@ -12,7 +12,7 @@ when online; offline the error says where to put it).
 >>> import tapeflow as tf
 >>> model = tf.keras.applications.MobileNetV2(alpha=0.35, input_shape=(32, 32, 3), weights=None, classes=5)
 >>> model.output_shape, model.count_params()
-((None, 5), 416610)
+((None, 5), 416613)
 """
 from __future__ import annotations
 
