@@ -358,6 +358,9 @@ for _op, _why in (("svd", "the singular-vector tangents need the same gap matrix
                   ("lu", "the pivoted LU tangent is the VJP's triangular solves transposed"),
                   ("expm", "the block-matrix identity is the same both ways; the VJP already writes it")):
     via_vjp(_op, _why)
+if "ctc_loss" in PRIMITIVES:
+    via_vjp("ctc_loss", "the loss's forward-backward recursion gives its gradient in the kernel; the tangent is "
+                        "that gradient against the logits' tangent, per sequence")
 
 
 def missing() -> list:
