@@ -125,3 +125,15 @@ def test_outputs_close_to_keras_mixed_float16(rng):
     out = ours(x)
     assert out.dtype.name == kout.dtype.name == "float16"
     np.testing.assert_allclose(out.numpy().astype(np.float32), kout.astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("make", [lambda: L.LSTM(3), lambda: L.GRU(3), lambda: L.SimpleRNN(3),
+                                  lambda: L.Conv2D(2, 3), lambda: L.DepthwiseConv2D(3), lambda: L.Embedding(5, 2)])
+def test_other_layers_run_under_mixed_float16(make, rng):
+    mp.set_global_policy("mixed_float16")
+    layer = make()
+    name = type(layer).__name__
+    x = rng.integers(0, 5, size=(2, 3)) if name == "Embedding" else \
+        rng.normal(size=(2, 5, 5, 2) if "Conv" in name else (2, 4, 2)).astype(np.float32)
+    out = layer(x)
+    assert out.dtype.name == "float16" and all(v.dtype.name == "float32" for v in layer.weights)

@@ -237,7 +237,7 @@ class _RNN(Layer):
             inputs = K.dropout(inputs, rate=cell.dropout, noise_shape=(b, 1, f))
         rmask = None
         if training and cell.recurrent_dropout > 0.0:
-            rmask = K.dropout(K.ones((b, self.units), self.dtype), rate=cell.recurrent_dropout)
+            rmask = K.dropout(K.ones((b, self.units), self._dtype), rate=cell.recurrent_dropout)
         return inputs, rmask
 
     def _steps(self, inputs):
@@ -249,7 +249,7 @@ class _RNN(Layer):
         return steps[::-1] if self.go_backwards else steps
 
     def _zeros(self, b):
-        return K.zeros((b, self.units), self.dtype)
+        return K.zeros((b, self.units), self._dtype)  # the compute dtype (float16 under mixed precision)
 
     def _step_masks(self, mask, b, t):
         """The (batch, time) mask as one (batch, 1) bool tensor per step, in the order steps run."""
@@ -277,7 +277,7 @@ class _RNN(Layer):
 
     def _finish(self, outputs, last, states):
         if self.return_sequences:
-            out = K.stack(outputs, axis=1) if outputs else K.zeros((states[0]._shape[0], 0, self.units), self.dtype)
+            out = K.stack(outputs, axis=1) if outputs else K.zeros((states[0]._shape[0], 0, self.units), self._dtype)
         else:
             out = last
         return [out] + list(states) if self.return_state else out
@@ -687,7 +687,7 @@ class TimeDistributed(Layer):
             outs.append(self.layer(x, **kw))
         if not outs:
             shape = self.layer.compute_output_shape((b,) + tuple(inputs.shape[2:]))
-            return K.zeros((b, 0) + tuple(shape[1:]), self.dtype)
+            return K.zeros((b, 0) + tuple(shape[1:]), self._dtype)
         return K.stack(outs, axis=1)
 
     def compute_output_shape(self, input_shape):
