@@ -215,6 +215,8 @@ class Model(Layer):
         d["compiled_loss"] = _losses.get(loss) if loss is not None else None
         weighted = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(weighted_metrics)]
         d["compiled_metrics"] = [_resolve_metric(m, d["compiled_loss"]) for m in _as_list(metrics)] + weighted
+        if loss_weights is not None and not _several_outputs_loss(d["compiled_loss"]):
+            d["compiled_loss"] = _WeightedLoss(d["compiled_loss"], loss_weights)  # one output: Keras scales its loss
         d["_weighted_ids"] = {id(m) for m in weighted}  # as Keras 3: only weighted_metrics see sample weights
         d["_loss_tracker"] = _metrics.Mean(name="loss")
         d["_compiled"] = True
@@ -988,6 +990,35 @@ def unpack(data):
     if isinstance(data, list) and len(data) in (2, 3) and not isinstance(data[0], (int, float)):
         return unpack(tuple(data))
     return data, None, None
+
+
+def _several_outputs_loss(loss) -> bool:
+    from .functional import _OutputLosses
+
+    return isinstance(loss, _OutputLosses)
+
+
+class _WeightedLoss:
+    """A single output's loss times ``compile(loss_weights=...)`` (a number, or a list or dict of one)."""
+
+    def __init__(self, loss, loss_weights):
+        if loss is None:
+            raise ValueError("compile: loss_weights was given without a loss")
+        w = loss_weights
+        if isinstance(w, dict):
+            w = list(w.values())
+        if isinstance(w, (list, tuple)):
+            if len(w) != 1:
+                raise ValueError(f"compile: the model has one output, so loss_weights takes one weight, "
+                                 f"got {loss_weights!r}")
+            w = w[0]
+        if isinstance(w, bool) or not isinstance(w, (int, float, np.floating, np.integer)):
+            raise TypeError(f"compile: loss_weights must be a number (or a list or dict of one), got {loss_weights!r}")
+        self.loss, self.weight = loss, float(w)
+        self.name = getattr(loss, "name", getattr(loss, "__name__", "loss"))
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        return K.multiply(self.loss(y_true, y_pred, sample_weight), self.weight)
 
 
 def _batch_size(x):
