@@ -22,6 +22,7 @@ newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 # names of upper packages: attribute -> (module, attribute or None for the module itself, distribution)
 _LAZY = {
     "print": ("tapeflow.core.printing", "print_", "tapeflow-core"),
+    "TensorArray": ("tapeflow.core.tensor_array", "TensorArray", "tapeflow-core"),
     "GradientTape": ("tapeflow.autodiff", "GradientTape", "tapeflow-autodiff"),
     "UnconnectedGradients": ("tapeflow.autodiff", "UnconnectedGradients", "tapeflow-autodiff"),
     "gradients_function": ("tapeflow.autodiff", "gradients_function", "tapeflow-autodiff"),

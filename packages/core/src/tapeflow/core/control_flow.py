@@ -50,7 +50,7 @@ def _trace_branch(fn, args, name, what):
                                  else x, out)
     if g.variables and getattr(parent, "variables", None) is not None:
         parent.variables.extend(g.variables)
-    flat = nest.flatten(out)
+    flat = nest.flatten(out, expand_composites=True)
     for x in flat:
         if not isinstance(x, Tensor) and x is not None and not isinstance(x, (int, float, bool)):
             raise TypeError(f"{what}: {name} returned {type(x).__name__} {x!r:.60}; branches and loop bodies "
@@ -323,9 +323,11 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             raise TypeError(f"tf.while_loop: maximum_iterations must be an int or a scalar int tensor, got "
                             f"{maximum_iterations!r}")
         maximum_iterations = int(maximum_iterations)
-    flat = [convert_to_tensor(x) if not isinstance(x, Tensor) and not hasattr(x, "_as_tensor") else
-            (convert_to_tensor(x) if hasattr(x, "_as_tensor") else x) for x in nest.flatten(structure)]
-    if not _in_graph():
+    # a composite loop variable (a TensorArray) is one leaf eagerly and its tensors in a graph
+    graph = _in_graph()
+    flat = [x if nest._composite(x) else convert_to_tensor(x) if not isinstance(x, Tensor) else x
+            for x in nest.flatten(structure, expand_composites=graph)]
+    if not graph:
         limit = maximum_iterations
         if isinstance(limit, Tensor):
             limit = int(limit.numpy())
@@ -354,9 +356,13 @@ def _check_body(structure, new, dtypes, shapes):
         nest.assert_same_structure(structure, new, check_types=False)
     except (ValueError, TypeError) as e:
         raise ValueError(f"tf.while_loop: body must return the structure of loop_vars; {e}") from None
-    flat = nest.flatten(new)
+    expand = shapes is not None
+    flat = nest.flatten(new, expand_composites=expand)
     out = []
     for k, (x, dt) in enumerate(zip(flat, dtypes)):
+        if nest._composite(x):  # eager: a TensorArray stays itself
+            out.append(x)
+            continue
         t = x if isinstance(x, Tensor) else convert_to_tensor(x, dt)
         if t._dtype is not dt:
             raise TypeError(f"tf.while_loop: loop variable {k} enters the loop as {dt.name} but the body returns "
@@ -367,28 +373,30 @@ def _check_body(structure, new, dtypes, shapes):
                              f"iterations, use the `shape_invariants` argument of tf.while_loop to specify a less-"
                              f"specific shape (None for the dimensions that change)")
         out.append(t)
-    return nest.pack_sequence_as(structure, out)
+    return nest.pack_sequence_as(structure, out, expand_composites=expand)
 
 
 def _fits(spec, shape) -> bool:
     return len(spec) == len(shape) and all(a is None or a == b for a, b in zip(spec, shape))
 
 
-def _graph_while(cond, body, structure, flat, shape_invariants, maximum_iterations, name):
+def _graph_while(cond, body, structure, flat, shape_invariants, maximum_iterations, name, _relaxed=False):
     from .function import Plan
     from .runner import symbolic
 
     if shape_invariants is not None:
         inv = _invariants(shape_invariants, structure)
-    else:
-        inv = [tuple(t._shape) for t in flat]
+    else:  # a composite's tensors may change where it says (a growing TensorArray's length)
+        inv = [s for x in nest.flatten(structure)
+               for s in (x._tf_shapes() if nest._composite(x) else [tuple(x._shape) if isinstance(x, Tensor) else
+                                                                       tuple(convert_to_tensor(x)._shape)])]
     for k, (s, t) in enumerate(zip(inv, flat)):
         if not _fits(s, t._shape):
             raise ValueError(f"tf.while_loop: shape_invariants[{k}] = {s} does not allow the initial shape "
                              f"{tuple(t._shape)} of loop variable {k}")
     dtypes = [t._dtype for t in flat]
     phs = [symbolic(tuple(s), t._dtype, t._dev) for s, t in zip(inv, flat)]
-    packed = nest.pack_sequence_as(structure, phs)
+    packed = nest.pack_sequence_as(structure, phs, expand_composites=True)
     cg, cflat, _ = _trace_branch(lambda *a: cond(*packed), (), f"{name}/cond", "tf.while_loop")
     if len(cflat) != 1:
         raise TypeError(f"tf.while_loop: cond must return one boolean scalar, got {len(cflat)} values")
@@ -399,8 +407,13 @@ def _graph_while(cond, body, structure, flat, shape_invariants, maximum_iteratio
         raise TypeError(f"tf.while_loop: cond must return a boolean scalar, got a {c._dtype.name} tensor of shape "
                         f"{tuple(c._shape)}")
     bg, bflat, bout = _trace_branch(lambda *a: body(*packed), (), f"{name}/body", "tf.while_loop")
+    relaxed = _relax(structure, bout)
+    if relaxed is not structure and not _relaxed:
+        # a composite changed form in the body (a TensorArray's first write): enter the loop in that form
+        return _graph_while(cond, body, relaxed, nest.flatten(relaxed, expand_composites=True), shape_invariants,
+                            maximum_iterations, name, _relaxed=True)
     new = _check_body(structure, bout, dtypes, inv)
-    outs = nest.flatten(new)
+    outs = nest.flatten(new, expand_composites=True)
     cond_plan = Plan(cg, phs, [c], cg.name)
     body_plan = Plan(bg, phs, outs, bg.name)
     inputs = list(flat)
@@ -415,7 +428,29 @@ def _graph_while(cond, body, structure, flat, shape_invariants, maximum_iteratio
         "_graphs": (cg, bg)})
     _trace.graph.reads.clear()
     res = list(res) if isinstance(res, tuple) else [res]
-    return nest.pack_sequence_as(structure, res)
+    return nest.pack_sequence_as(structure, res, expand_composites=True)
+
+
+def _relax(structure, new):
+    """``structure`` with each composite replaced by the form the body's output ``new`` needs (itself if none)."""
+    a, b = nest.flatten(structure), None
+    if not any(nest._composite(x) for x in a):
+        return structure
+    try:
+        b = nest.flatten(_check_shape_only(structure, new))
+    except (ValueError, TypeError):
+        return structure
+    out = [x._tf_relax(y) if nest._composite(x) else x for x, y in zip(a, b)]
+    if all(x is y for x, y in zip(a, out)):
+        return structure
+    return nest.pack_sequence_as(structure, out)
+
+
+def _check_shape_only(structure, new):
+    if not isinstance(new, (list, tuple)) and len(nest.flatten(structure)) == 1:
+        new = [new]
+    nest.assert_same_structure(structure, new, check_types=False)
+    return new
 
 
 def _is_shape_list(x) -> bool:

@@ -44,7 +44,8 @@ def _children(s):
 
 
 def flatten(structure, expand_composites=False) -> list:
-    """The leaves of ``structure``, depth first (dicts by sorted key).
+    """The leaves of ``structure``, depth first (dicts by sorted key); ``expand_composites`` opens composite
+    values (a TensorArray in a graph) into their tensors.
 
     >>> import tapeflow as tf
     >>> tf.nest.flatten([1, (2, [3]), {"x": 4}])
@@ -53,14 +54,21 @@ def flatten(structure, expand_composites=False) -> list:
     [None]
     """
     out: list = []
-    _flatten(structure, out)
+    _flatten(structure, out, expand_composites)
     return out
 
 
-def _flatten(s, out):
+def _composite(s) -> bool:
+    """A composite value (a graph TensorArray) that ``expand_composites=True`` opens into its tensors."""
+    return hasattr(type(s), "_tf_flat")
+
+
+def _flatten(s, out, expand=False):
     if is_nested(s):
         for c in _children(s):
-            _flatten(c, out)
+            _flatten(c, out, expand)
+    elif expand and _composite(s):
+        out.extend(s._tf_flat())
     else:
         out.append(s)
 
@@ -76,7 +84,7 @@ def _rebuild(s, children):
     return list(children) if type(s) is list else type(s)(children)
 
 
-def pack_sequence_as(structure, flat_sequence):
+def pack_sequence_as(structure, flat_sequence, expand_composites=False):
     """``flat_sequence``'s leaves put back into the shape of ``structure``.
 
     >>> import tapeflow as tf
@@ -84,17 +92,19 @@ def pack_sequence_as(structure, flat_sequence):
     {'a': [1, 2], 'b': 3}
     """
     flat = list(flat_sequence)
-    n = len(flatten(structure))
+    n = len(flatten(structure, expand_composites))
     if len(flat) != n:
         raise ValueError(f"pack_sequence_as: the structure has {n} leaves but flat_sequence has {len(flat)} "
                          f"elements; structure: {structure!r}")
     it = iter(flat)
-    return _pack(structure, it)
+    return _pack(structure, it, expand_composites)
 
 
-def _pack(s, it):
+def _pack(s, it, expand=False):
     if is_nested(s):
-        return _rebuild(s, [_pack(c, it) for c in _children(s)])
+        return _rebuild(s, [_pack(c, it, expand) for c in _children(s)])
+    if expand and _composite(s):
+        return s._tf_pack([next(it) for _ in s._tf_flat()])
     return next(it)
 
 

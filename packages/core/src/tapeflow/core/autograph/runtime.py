@@ -329,6 +329,8 @@ def _loop_leaf(name, v, where, what):
                           "after the loop)", "While")
     if isinstance(v, _PY_SCALARS):
         return convert_to_tensor(v)
+    if hasattr(type(v), "_tf_flat"):  # a composite (TensorArray): while_loop carries its tensors
+        return v
     if not isinstance(v, Tensor):
         raise _err(where, f"{name} is {_kind(v)} ({v!r}) carried through this {what}, which has a tensor "
                           f"condition; only tensors (and Python numbers, which become tensors) can be loop "
@@ -399,6 +401,9 @@ def _graph_loop(test, body, get_state, set_state, names, opts, what, index):
                 b = next(before)
                 if isinstance(v, _PY_SCALARS):
                     v = convert_to_tensor(v, b._dtype)
+                if hasattr(type(b), "_tf_flat") and type(v) is type(b):
+                    out.append(v)
+                    continue
                 if not isinstance(v, Tensor):
                     raise _err(where, f"{name} is a tensor before this {what} but {_kind(v)} after one "
                                       "iteration; a loop variable must stay a tensor", "While")

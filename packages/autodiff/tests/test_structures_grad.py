@@ -1,0 +1,31 @@
+"""Gradients through tf.TensorArray (eager and inside tf.function loops), tf.RaggedTensor values and
+tf.sparse.sparse_dense_matmul, as TensorFlow 2.21 gives them."""
+from __future__ import annotations
+
+import numpy as np
+import tapeflow as tf
+
+
+def test_tensor_array_gradient_write_read_stack_eager():
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        ta = tf.TensorArray(tf.float32, size=2)
+        ta = ta.write(0, x * x).write(1, x * 3.0)
+        y = tf.reduce_sum(ta.stack()) + tf.reduce_sum(ta.read(0))
+    assert t.gradient(y, x).numpy().tolist() == [7.0, 11.0]  # TensorFlow 2.21: [7, 11]
+
+
+def test_tensor_array_gradient_in_graph_loop():
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            ta = tf.TensorArray(tf.float32, size=3)
+            for i in tf.range(3):
+                ta = ta.write(i, x * tf.cast(i + 1, tf.float32))
+            y = tf.reduce_sum(ta.stack() ** 2)
+        return t.gradient(y, x)
+
+    # y = sum_i (i+1)^2 x^2 over x's entries: dy/dx = 2 x (1 + 4 + 9)
+    np.testing.assert_allclose(f(tf.constant([1.0, -2.0])).numpy(), [28.0, -56.0])

@@ -1,0 +1,135 @@
+"""tf.TensorArray, tf.RaggedTensor / tf.ragged and tf.SparseTensor / tf.sparse: TensorFlow 2's semantics
+(the expected values are TensorFlow 2.21's; compared with TensorFlow itself when it is installed)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+import tapeflow as tf
+from tapeflow.core.errors import InvalidArgumentError, OutOfRangeError
+
+
+def _tf_or_none():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        import tensorflow
+    except Exception:  # noqa: BLE001 (a broken TensorFlow install is as good as none)
+        return None
+    return tensorflow
+
+
+TF = _tf_or_none()
+
+
+def _l(t):
+    return t.numpy().tolist()
+
+
+# ---- TensorArray -----------------------------------------------------------------------------------------
+
+def test_tensor_array_write_read_stack_eager():
+    ta = tf.TensorArray(tf.float32, size=3)
+    ta.write(0, [1.0, 2.0])  # eagerly the write lands in place, as TensorFlow's
+    assert _l(ta.read(0)) == [1.0, 2.0]
+    assert _l(ta.read(1)) == [0.0, 0.0]  # never written: zeros of the inferred element shape
+    assert _l(ta.stack()) == [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
+    assert int(ta.size()) == 3 and ta.size().dtype == tf.int32
+    assert ta.element_shape == tf.TensorShape([2]) and ta.dtype == tf.float32
+
+
+def test_tensor_array_clear_after_read():
+    ta = tf.TensorArray(tf.float32, size=1).write(0, 1.0)
+    ta.read(0)
+    with pytest.raises(InvalidArgumentError, match="Could not read index 0 twice"):
+        ta.read(0)
+    tb = tf.TensorArray(tf.float32, size=1, clear_after_read=False).write(0, 1.0)
+    assert float(tb.read(0)) == float(tb.read(0)) == 1.0
+
+
+def test_tensor_array_dynamic_size_and_errors():
+    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(2, 1.0)
+    assert int(ta.size()) == 3 and _l(ta.stack()) == [0.0, 0.0, 1.0]
+    with pytest.raises(OutOfRangeError, match="not resizeable and size is: 3"):
+        tf.TensorArray(tf.float32, size=3).write(5, 1.0)
+    with pytest.raises(InvalidArgumentError, match="dtype is float32 but Op is trying to write dtype int32"):
+        tf.TensorArray(tf.float32, size=2).write(0, tf.constant(1))
+    with pytest.raises(InvalidArgumentError, match=r"Incompatible shape for value \(\(3,\)\), expected \(\(2,\)\)"):
+        tf.TensorArray(tf.float32, size=2).write(0, [1.0, 2.0]).write(1, [1.0, 2.0, 3.0])
+    with pytest.raises(InvalidArgumentError, match="Cannot unstack 3 tensors into a TensorArray of static size 2"):
+        tf.TensorArray(tf.float32, size=2).unstack([1.0, 2.0, 3.0])
+    with pytest.raises(InvalidArgumentError, match=r"\[Op:TensorArrayV3\]"):
+        tf.TensorArray(tf.float32, size=-1)
+    with pytest.raises(TypeError, match="dtype"):
+        tf.TensorArray("no dtype", size=1)
+
+
+def test_tensor_array_unstack_gather_scatter_concat_split():
+    ta = tf.TensorArray(tf.int32, size=2).unstack([[1, 2], [3, 4]])
+    assert _l(ta.gather([1, 0])) == [[3, 4], [1, 2]]
+    te = tf.TensorArray(tf.int32, size=4).scatter([3, 0], [[1, 2], [3, 4]])
+    assert _l(te.stack()) == [[3, 4], [0, 0], [0, 0], [1, 2]]
+    tc = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False, clear_after_read=False)
+    tc = tc.split([1.0, 2.0, 3.0, 4.0, 5.0], [2, 3])
+    assert _l(tc.read(1)) == [3.0, 4.0, 5.0] and _l(tc.concat()) == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert int(tc.size()) == 2
+    assert tf.TensorArray(tf.float32, size=0).stack().shape == tf.TensorShape([0])
+    assert tf.TensorArray(tf.float32, size=0, element_shape=[2]).stack().shape == tf.TensorShape([0, 2])
+
+
+def test_tensor_array_in_while_loop_graph():
+    @tf.function
+    def g(n):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        i = tf.constant(0)
+        i, ta = tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, tf.cast(i, tf.float32) * 2.0)),
+                              (i, ta))
+        return ta.stack(), ta.size()
+
+    s, n = g(tf.constant(4))
+    assert _l(s) == [0.0, 2.0, 4.0, 6.0] and int(n) == 4
+    s, n = g(tf.constant(0))
+    assert _l(s) == [] and int(n) == 0
+
+
+def test_tensor_array_in_autograph_for_loop():
+    @tf.function
+    def f(x):
+        ta = tf.TensorArray(tf.float32, size=tf.shape(x)[0])
+        for i in tf.range(tf.shape(x)[0]):
+            ta = ta.write(i, tf.gather(x, i) * 2.0)
+        s = ta.stack()
+        assert s.shape.as_list() == [None, 2]  # as TensorFlow's: the length is known when the graph runs
+        return s
+
+    assert _l(f(tf.constant([[1.0, 2.0], [3.0, 4.0]]))) == [[2.0, 4.0], [6.0, 8.0]]
+    assert _l(f(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))) == [[2.0, 4.0], [6.0, 8.0], [10.0, 12.0]]
+
+
+def test_tensor_array_graph_read_gather_unstack():
+    @tf.function
+    def f(x):
+        ta = tf.TensorArray(tf.float32, size=3).unstack(x)
+        acc = tf.constant(0.0)
+        for i in tf.range(3):
+            acc = acc + tf.reduce_sum(ta.read(i))
+        return acc, ta.gather([2, 0]), ta.concat()
+
+    acc, g, c = f(tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    assert float(acc) == 21.0 and _l(g) == [[5.0, 6.0], [1.0, 2.0]] and _l(c) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_tensor_array_eager_while_loop_keeps_it():
+    ta = tf.TensorArray(tf.int32, size=3)
+    i, ta = tf.while_loop(lambda i, ta: i < 3, lambda i, ta: (i + 1, ta.write(i, i * i)), (tf.constant(0), ta))
+    assert _l(ta.stack()) == [0, 1, 4]
+
+
+@pytest.mark.skipif(TF is None, reason="compares with TensorFlow where it is installed")
+def test_tensor_array_matches_tensorflow():
+    def run(mod):
+        ta = mod.TensorArray(mod.float32, size=0, dynamic_size=True, clear_after_read=False)
+        ta = ta.write(1, [1.0, 2.0]).scatter([3, 0], [[5.0, 6.0], [7.0, 8.0]])
+        return [ta.stack().numpy().tolist(), ta.gather([3, 1]).numpy().tolist(), int(ta.size()),
+                ta.concat().numpy().tolist()]
+
+    assert run(tf) == run(TF)
