@@ -19,6 +19,7 @@ import importlib
 
 from . import experimental
 from ._structure import TensorSpec, string
+from ._windows import DatasetSpec
 from .dataset import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
@@ -27,6 +28,7 @@ from .dataset import (
     Iterator,
     OptimizationOptions,
     Options,
+    ThreadingOptions,
 )
 from .readers import IDXDataset, TextLineDataset, read_idx, write_idx
 
@@ -37,12 +39,14 @@ __all__ = [
     "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY",
     "Dataset",
+    "DatasetSpec",
     "IDXDataset",
     "Iterator",
     "OptimizationOptions",
     "Options",
     "TensorSpec",
     "TextLineDataset",
+    "ThreadingOptions",
     "datasets",
     "experimental",
     "read_idx",

@@ -27,6 +27,12 @@ from ._structure import TensorSpec
 from .dataset import Dataset
 
 
+def skipped(ctx, err):
+    from ._stateful import skipped as _skipped
+
+    return _skipped(ctx, err)
+
+
 class TensorSliceDataset(Dataset):
     """What ``Dataset.from_tensor_slices`` returns: the rows of in-memory components."""
 
@@ -140,8 +146,14 @@ class GeneratorDataset(Dataset):
     def _iterator(self, ctx):
         g = iter(self._gen(*self._args))
         try:
-            for k, v in enumerate(g):
-                yield self._convert(v)
+            for v in g:
+                try:
+                    e = self._convert(v)
+                except Exception as err:  # noqa: BLE001 - inside ignore_errors: drop this value
+                    if ctx.skip_errors and skipped(ctx, err):
+                        continue
+                    raise
+                yield e
         finally:
             _close(g)
 

@@ -37,6 +37,7 @@ from ._common import (
     _shuffled_indices,
     _to_bool,
 )
+from ._stateful import skipped
 from ._structure import TensorSpec
 from .dataset import Dataset, Iterator, _Ctx
 
@@ -91,15 +92,39 @@ class MapDataset(_Unary):
         it = self._input._iterator(ctx)
         n = self._parallel
         if n is not None and (n == AUTOTUNE or n > 1):
-            n = (os.cpu_count() or 1) if n == AUTOTUNE else n
+            n = _parallelism(n, ctx)
+        if n is not None and n > 1:
             det = ctx.deterministic if self._deterministic is None else bool(self._deterministic)
-            pm = _threads.ParallelMap(it, lambda e: norm(call(e)), n, det)
+            if ctx.skip_errors:
+                def fn(e):
+                    try:
+                        return norm(call(e))
+                    except Exception as err:  # noqa: BLE001 - inside ignore_errors: drop this element
+                        if skipped(ctx, err):
+                            return _SKIPPED
+                        raise
+            else:
+                def fn(e):
+                    return norm(call(e))
+            pm = _threads.ParallelMap(it, fn, n, det)
             try:
-                yield from pm
+                for r in pm:
+                    if r is not _SKIPPED:
+                        yield r
             finally:
                 pm.close()
             return
         try:
+            if ctx.skip_errors:
+                for e in it:
+                    try:
+                        r = norm(call(e))
+                    except Exception as err:  # noqa: BLE001 - inside ignore_errors: drop this element
+                        if skipped(ctx, err):
+                            continue
+                        raise
+                    yield r
+                return
             for e in it:
                 yield norm(call(e))
         finally:
@@ -118,6 +143,15 @@ class MapDataset(_Unary):
         if out1 is not None and S.same_structure(out1, out2):
             return S.map_structure(lambda a, b: a.most_specific_compatible(b), out1, out2)
         return _spec_from_first(self)
+
+
+_SKIPPED = object()  # a parallel map's result for an element dropped inside ignore_errors
+
+
+def _parallelism(n, ctx):
+    """The threads a parallel stage runs: ``n`` (the CPUs for AUTOTUNE), at most the private thread pool's size."""
+    n = (ctx.threads or os.cpu_count() or 1) if n == AUTOTUNE else n
+    return min(n, ctx.threads) if ctx.threads else n
 
 
 def _spec_from_first(ds):
@@ -145,7 +179,13 @@ class FilterDataset(_Unary):
         it = self._input._iterator(ctx)
         try:
             for e in it:
-                if _to_bool(call(e), "FilterDataset"):
+                try:
+                    keep = _to_bool(call(e), "FilterDataset")
+                except Exception as err:  # noqa: BLE001 - inside ignore_errors: drop this element
+                    if skipped(ctx, err):
+                        continue
+                    raise
+                if keep:
                     yield e
         finally:
             _close(it)

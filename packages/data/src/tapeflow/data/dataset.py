@@ -61,11 +61,59 @@ class OptimizationOptions:
         return out
 
 
+class ThreadingOptions:
+    """Threading options of a pipeline (``Options().threading``).
+
+    ``private_threadpool_size``: the most threads a parallel ``map`` or ``interleave`` of the pipeline
+    runs at once (``AUTOTUNE`` parallelism picks this many; 0 or None: the number of CPUs).
+    ``max_intra_op_parallelism`` is TensorFlow's per-op thread cap; tapeflow's kernels share one
+    OpenMP pool, so setting it raises instead of being ignored.
+
+    >>> import tapeflow as tf
+    >>> o = tf.data.Options(); o.threading.private_threadpool_size = 2
+    >>> tf.data.Dataset.range(3).with_options(o).options().threading.private_threadpool_size
+    2
+    """
+
+    __slots__ = ("_pool",)
+
+    def __init__(self):
+        self._pool = None
+
+    @property
+    def private_threadpool_size(self):
+        return self._pool
+
+    @private_threadpool_size.setter
+    def private_threadpool_size(self, value):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
+            raise InvalidArgumentError(f"threading.private_threadpool_size must be an integer >= 0 or None, got "
+                                       f"{value!r:.40}", "OptionsDataset")
+        self._pool = None if value is None else int(value)
+
+    @property
+    def max_intra_op_parallelism(self):
+        return None
+
+    @max_intra_op_parallelism.setter
+    def max_intra_op_parallelism(self, value):
+        if value is not None:
+            raise InvalidArgumentError("threading.max_intra_op_parallelism is not supported: tapeflow's kernels share "
+                                       "one OpenMP thread pool (tf.config.threading sets its size); allowed: None",
+                                       "OptionsDataset")
+
+    def _merge(self, other):
+        out = ThreadingOptions()
+        out._pool = other._pool if other._pool is not None else self._pool
+        return out
+
+
 class Options:
     """Options of a pipeline, set with :meth:`Dataset.with_options` (later settings win).
 
-    ``deterministic``: whether parallel ``map`` keeps input order when its own ``deterministic``
-    is None (default True).
+    ``deterministic``: whether parallel ``map`` and ``interleave`` keep input order when their own
+    ``deterministic`` is None (default True; False lets an element that is ready first come first).
+    ``experimental_optimization``: :class:`OptimizationOptions`; ``threading``: :class:`ThreadingOptions`.
 
     >>> import tapeflow as tf
     >>> opts = tf.data.Options(); opts.deterministic = False
@@ -76,24 +124,35 @@ class Options:
     def __init__(self):
         self.deterministic = None
         self.experimental_optimization = OptimizationOptions()
+        self.threading = ThreadingOptions()
 
     def merge(self, other: Options) -> Options:
         """These options with ``other``'s set fields on top."""
         out = Options()
         out.deterministic = other.deterministic if other.deterministic is not None else self.deterministic
         out.experimental_optimization = self.experimental_optimization._merge(other.experimental_optimization)
+        out.threading = self.threading._merge(other.threading)
         return out
 
 
 class _Ctx:
-    """What one iteration knows: the options of the dataset being iterated."""
+    """What one iteration knows: the options of the dataset being iterated, and whether errors of single
+    elements are skipped (inside ``ignore_errors``: True, or a function that logs each)."""
 
-    __slots__ = ("deterministic", "vectorize")
+    __slots__ = ("deterministic", "skip_errors", "threads", "vectorize")
 
     def __init__(self, options: Options):
         mv = options.experimental_optimization.map_vectorization
         self.vectorize = True if mv is None else bool(mv)
         self.deterministic = True if options.deterministic is None else bool(options.deterministic)
+        self.threads = options.threading.private_threadpool_size or None
+        self.skip_errors = False
+
+    def replace(self, **changes):
+        out = object.__new__(_Ctx)
+        for k in _Ctx.__slots__:
+            setattr(out, k, changes.get(k, getattr(self, k)))
+        return out
 
 # ---- Dataset ----------------------------------------------------------------------
 
@@ -507,6 +566,143 @@ class Dataset:
             state = new
         return state
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None) -> Dataset:
+        """A dataset of windows: each window is a dataset (a tuple or dict of datasets for a tuple or dict
+        element) of ``size`` elements taken every ``stride``, windows starting every ``shift`` (default
+        ``size``) elements; the last windows may be shorter unless ``drop_remainder``.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.range(7).window(3, shift=2, drop_remainder=True)
+        >>> [b.numpy().tolist() for b in ds.flat_map(lambda w: w.batch(3))]
+        [[0, 1, 2], [2, 3, 4], [4, 5, 6]]
+        """
+        from ._windows import WindowDataset
+
+        return WindowDataset(self, size, shift, stride, drop_remainder)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None,
+                        name=None) -> Dataset:
+        """Elements grouped by ``key_func`` (a scalar int64 per element); a group reaching ``window_size``
+        (or ``window_size_func(key)``) elements becomes ``reduce_func(key, window_dataset)``, whose
+        elements are emitted; the groups left at the end follow in increasing key order.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.range(10).group_by_window(
+        ...     key_func=lambda x: x % 2, reduce_func=lambda k, w: w.batch(3), window_size=3)
+        >>> [b.numpy().tolist() for b in ds]
+        [[0, 2, 4], [1, 3, 5], [6, 8], [7, 9]]
+        """
+        from ._windows import GroupByWindowDataset
+
+        return GroupByWindowDataset(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None) -> Dataset:
+        """Batches of elements of similar length: bucket ``i`` holds lengths in
+        ``[bucket_boundaries[i-1], bucket_boundaries[i])`` and batches ``bucket_batch_sizes[i]`` of them,
+        padded (``padded_shapes``, ``padding_values``; to ``boundary - 1`` with ``pad_to_bucket_boundary``)
+        unless ``no_padding``.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.from_generator(lambda: ([1] * n for n in (1, 5, 2, 6, 3)),
+        ...                                     output_signature=tf.data.TensorSpec([None], tf.int32))
+        >>> ds = ds.bucket_by_sequence_length(lambda x: tf.shape(x)[0], [4], [2, 2])
+        >>> [b.numpy().tolist() for b in ds]
+        [[[1, 0], [1, 1]], [[1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]], [[1, 1, 1]]]
+        """
+        from ._windows import bucket_by_sequence_length
+
+        return bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                         padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
+                                         drop_remainder)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> Dataset:
+        """The next element of ``datasets[i]`` for each int64 ``i`` of ``choice_dataset``; an empty chosen
+        dataset ends the result (``stop_on_empty_dataset=True``) or is passed over.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.choose_from_datasets(
+        ...     [tf.data.Dataset.range(3), tf.data.Dataset.range(10, 13)],
+        ...     tf.data.Dataset.from_tensor_slices(tf.constant([0, 1, 1, 0], tf.int64)))
+        >>> [int(x) for x in ds]
+        [0, 10, 11, 1]
+        """
+        from ._sampling import ChooseFromDatasetsDataset
+
+        return ChooseFromDatasetsDataset(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None) -> Dataset:
+        """Elements drawn at random from ``datasets`` with probabilities ``weights`` (uniform by default;
+        a dataset of weight vectors gives one vector per draw).  An exhausted input ends the result when
+        ``stop_on_empty_dataset``, else the draws continue over the others.  The same draws repeat each
+        epoch unless ``rerandomize_each_iteration``.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.sample_from_datasets(
+        ...     [tf.data.Dataset.range(3), tf.data.Dataset.range(10, 13)], weights=[0.5, 0.5], seed=7)
+        >>> sorted(int(x) for x in ds)
+        [0, 1, 2, 10, 11, 12]
+        """
+        from ._sampling import SampleFromDatasetsDataset
+
+        return SampleFromDatasetsDataset(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None, name=None) -> Dataset:
+        """``(class, element)`` pairs resampled so that the classes (``class_func(element)``, an integer in
+        ``[0, len(target_dist))``) follow ``target_dist``; ``initial_dist`` (estimated when None) is
+        the input's class distribution.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.range(8).rejection_resample(lambda x: tf.cast(x % 2, tf.int32),
+        ...     target_dist=[0.0, 1.0], initial_dist=[0.5, 0.5], seed=1)
+        >>> [(int(c), int(x)) for c, x in ds]
+        [(1, 1), (1, 3), (1, 5), (1, 7)]
+        """
+        from ._sampling import RejectionResampleDataset
+
+        return RejectionResampleDataset(self, class_func, target_dist, initial_dist, seed)
+
+    def scan(self, initial_state, scan_func, name=None) -> Dataset:
+        """A running state: ``state, out = scan_func(state, element)`` for each element, emitting ``out``.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.range(5).scan(tf.constant(0, tf.int64), lambda s, x: (s + x, s + x))
+        >>> [int(x) for x in ds]
+        [0, 1, 3, 6, 10]
+        """
+        from ._stateful import ScanDataset
+
+        return ScanDataset(self, initial_state, scan_func)
+
+    def unique(self, name=None) -> Dataset:
+        """Each distinct element once, in order of first appearance (int32, int64 or string elements).
+
+        >>> import tapeflow as tf
+        >>> [int(x) for x in tf.data.Dataset.from_tensor_slices([1, 3, 1, 2, 3]).unique()]
+        [1, 3, 2]
+        """
+        from ._stateful import UniqueDataset
+
+        return UniqueDataset(self)
+
+    def ignore_errors(self, log_warning=False, name=None) -> Dataset:
+        """The elements whose computation raised no error (a failing ``map``/``filter`` call or generator
+        value drops its element); ``log_warning`` logs each error dropped.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.from_tensor_slices([1.0, 0.0, 2.0])
+        >>> ds = ds.map(lambda x: tf.debugging.check_numerics(1 / x, "inf")).ignore_errors()
+        >>> [float(x) for x in ds]
+        [1.0, 0.5]
+        """
+        from ._stateful import IgnoreErrorsDataset
+
+        return IgnoreErrorsDataset(self, log_warning)
+
     def apply(self, transformation_func) -> Dataset:
         """``transformation_func(self)``, which must return a Dataset (for chaining custom steps).
 
@@ -618,6 +814,7 @@ __all__ = [
     "RepeatDataset",
     "ShardDataset",
     "ShuffleDataset",
+    "ThreadingOptions",
     "SkipDataset",
     "TakeDataset",
     "TensorDataset",
