@@ -62,6 +62,10 @@ NEEDS = {
     "RandomZoom": ({"height_factor": 0.1}, {"width_factor": "0.1"}), "RandomCrop": ({"height": 2, "width": 2},
                                                                                     {"height": "2"}),
     "SpatialDropout2D": ({"rate": 0.5}, {"data_format": 1}), "GaussianNoise": ({"stddev": 0.1}, {"stddev": "0.1"}),
+    # text layers (layers/text.py)
+    "StringLookup": ({}, {"max_tokens": "3", "mask_token": 3}),
+    "IntegerLookup": ({}, {"max_tokens": 2.5, "mask_token": "0"}),
+    "TextVectorization": ({}, {"max_tokens": "3", "output_sequence_length": "4", "ngrams": "2"}),
     "SGD": ({}, {"clipnorm": "1", "weight_decay": "0.1", "name": 3}),
     "Adam": ({}, {"clipvalue": "1", "global_clipnorm": "1"}),
     "AdamW": ({}, {"weight_decay": "0.1"}),

@@ -27,6 +27,7 @@ from .preprocessing import (CategoryEncoding, Normalization, RandomCrop, RandomF
 from .regularization import GaussianNoise, SpatialDropout2D  # noqa: F401
 from .reshaping import Cropping2D, Permute, RepeatVector, UpSampling2D, ZeroPadding2D  # noqa: F401
 from .rnn import GRU, LSTM, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, TimeDistributed  # noqa: F401
+from .text import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
 
 __all__ = ["Activation", "AveragePooling2D", "AvgPool2D", "BatchNormalization", "Conv2D", "Convolution2D", "Dense",
            "Dropout", "Embedding", "Flatten", "GRU", "GRUCell", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
@@ -42,3 +43,4 @@ __all__ += ["Attention", "AveragePooling1D", "AvgPool1D", "Bidirectional", "Cate
             "TimeDistributed", "UpSampling2D", "ZeroPadding2D"]
 __all__ += ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "add",
             "average", "concatenate", "dot", "maximum", "minimum", "multiply", "subtract"]
+__all__ += ["IntegerLookup", "StringLookup", "TextVectorization"]
