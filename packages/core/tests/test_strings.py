@@ -251,3 +251,16 @@ def test_string_tensors_stay_in_host_memory_on_other_devices():
         picked = tf.gather(s, tf.constant([1]))
     assert s.device == name and n.device == name and n.numpy().tolist() == [2, 3]
     assert picked.numpy().tolist() == [b"cde"] and s.cpu().numpy().tolist() == [b"ab", b"cde"]
+
+
+def test_unique_of_strings():
+    y, idx = both(lambda m: m.unique(m.constant(["b", "a", "b", "c", "a"]))[0]), \
+        both(lambda m: m.unique(m.constant(["b", "a", "b", "c", "a"]))[1])
+    assert y.numpy().tolist() == [b"b", b"a", b"c"] and idx.numpy().tolist() == [0, 1, 0, 2, 1]
+    assert both(lambda m: m.unique_with_counts(m.constant(["x", "y", "x"]))[2]).numpy().tolist() == [2, 1]
+
+    @tf.function
+    def f(x):
+        return tf.unique(x)
+
+    assert f(tf.constant(["q", "p", "q"])).y.numpy().tolist() == [b"q", b"p"]

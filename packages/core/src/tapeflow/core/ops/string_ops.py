@@ -1240,7 +1240,30 @@ def _strided_slice_host(dev, x, **attrs):
     return _out_strings(_strided_pick(x, vshape, off, vstr).reshape(result), dev)
 
 
+def _argsort_rows(arr, axis, descending):
+    """Stable argsort of a string array along ``axis`` (bytes order; ties keep their order either way)."""
+    moved = np.moveaxis(arr, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.size else np.empty((0, moved.shape[-1]), object)
+    out = np.empty(rows.shape, np.int32)
+    for i, row in enumerate(rows):
+        out[i] = sorted(range(len(row)), key=row.__getitem__, reverse=descending)
+    return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+def _argsort_host(dev, x, *, axis, direction):
+    idx = _argsort_rows(_strings(x), axis, direction == "DESCENDING")
+    return from_numpy(np.ascontiguousarray(idx), _dt.int32, dev)
+
+
+def _sort_host(dev, x, *, axis, direction):
+    arr = _strings(x)
+    idx = _argsort_rows(arr, axis, direction == "DESCENDING")
+    return _out_strings(np.take_along_axis(arr, idx, axis), dev)
+
+
 _host_impl("gather", 0, _gather_host)
+_host_impl("argsort", 0, _argsort_host)
+_host_impl("sort", 0, _sort_host)
 _host_impl("slice", 0, _slice_host)
 _host_impl("strided_slice", 0, _strided_slice_host)
 _host_impl("concat", 0, _concat_host)
