@@ -195,6 +195,10 @@ class Model(Layer):
         >>> sorted(h.history)
         ['acc', 'loss', 'mae']
         """
+        if kwargs:
+            raise TypeError(f"compile() got unexpected keyword arguments {sorted(kwargs)}; Keras 3's compile takes "
+                            f"optimizer, loss, loss_weights, metrics, weighted_metrics, run_eagerly, "
+                            f"steps_per_execution, jit_compile, auto_scale_loss")
         d = self.__dict__
         # what model.save() writes as the compile config (the optimizer as it is then)
         d["_compile_args"] = {k: v for k, v in (("optimizer", optimizer), ("loss", loss), ("metrics", metrics),
@@ -393,15 +397,22 @@ class Model(Layer):
             cbs.on_epoch_begin(epoch)
             done = 0
             returned = None
+            spe = self.__dict__.get("steps_per_execution", 1)  # batch callbacks once per execution of spe steps
             for step, data in enumerate(train.epoch()):
-                cbs.on_train_batch_begin(step)
+                if step % spe == 0:
+                    cbs.on_train_batch_begin(step)
                 returned = self._step_function("train_step")(data) if strategy is None else \
                     strategy._fit_step(self, data)
-                logs = self._logs(returned)
-                cbs.on_train_batch_end(step, logs)
                 done = step + 1
-                if self.stop_training:
-                    break
+                if done % spe == 0 or done == train.steps:
+                    logs = self._logs(returned)
+                    cbs.on_train_batch_end(step - step % spe + spe - 1, logs)  # Keras: begin + spe - 1
+                    if self.stop_training:
+                        break
+            else:
+                if done % spe and done != train.steps:  # the input ended within an execution
+                    logs = self._logs(returned)
+                    cbs.on_train_batch_end(done - 1 - (done - 1) % spe + spe - 1, logs)
             if done == 0:  # the input ran out before this epoch (a generator is read only once)
                 _ran_out()
                 break
@@ -425,13 +436,18 @@ class Model(Layer):
         bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
         n = 0
         returned = None
+        spe = self.__dict__.get("steps_per_execution", 1)
         for n, batch in enumerate(data.epoch(), 1):
-            cbs.on_test_batch_begin(n - 1)
+            if (n - 1) % spe == 0:
+                cbs.on_test_batch_begin(n - 1)
             returned = self._step_function("test_step")(batch)
-            blogs = self._logs(returned)
-            if bar is not None:
-                bar.update(n, list(blogs.items()), finalize=False)
-            cbs.on_test_batch_end(n - 1, blogs)
+            if n % spe == 0 or n == data.steps:
+                blogs = self._logs(returned)
+                if bar is not None:
+                    bar.update(n, list(blogs.items()), finalize=False)
+                cbs.on_test_batch_end(n - 1 - (n - 1) % spe + spe - 1, blogs)
+        if n and n % spe and n != data.steps:  # the input ended within an execution
+            cbs.on_test_batch_end(n - 1 - (n - 1) % spe + spe - 1, self._logs(returned))
         if n == 0:
             raise ValueError("evaluate() got no data: the input is empty (or a generator already read to its end)")
         data.seen_epoch(n)
@@ -486,13 +502,21 @@ class Model(Layer):
         bar = _cb.Progbar(data.steps, verbose=verbose) if verbose else None
         outs = []
         cbs.on_predict_begin()
+        spe = self.__dict__.get("steps_per_execution", 1)
+        first = 0
         for n, batch in enumerate(data.epoch(), 1):
-            cbs.on_predict_batch_begin(n - 1)
+            if (n - 1) % spe == 0:
+                cbs.on_predict_batch_begin(n - 1)
+                first = len(outs)
             out = self._step_function("predict_step")(batch)
             outs.append(_to_numpy(out))
-            cbs.on_predict_batch_end(n - 1, {"outputs": outs[-1]})
-            if bar is not None:
-                bar.update(n, finalize=False)
+            if n % spe == 0 or n == data.steps:  # the outputs of the execution's batches
+                batch_outs = outs[first] if len(outs) - first == 1 else _concat_outputs(outs[first:])
+                cbs.on_predict_batch_end(n - 1 - (n - 1) % spe + spe - 1, {"outputs": batch_outs})
+                if bar is not None:
+                    bar.update(n, finalize=False)
+        if outs and len(outs) % spe and len(outs) != data.steps:  # the input ended within an execution
+            cbs.on_predict_batch_end(first + spe - 1, {"outputs": _concat_outputs(outs[first:])})
         if bar is not None:
             bar.target = len(outs)
             bar.update(len(outs), finalize=True)
@@ -990,6 +1014,16 @@ def unpack(data):
     if isinstance(data, list) and len(data) in (2, 3) and not isinstance(data[0], (int, float)):
         return unpack(tuple(data))
     return data, None, None
+
+
+def _concat_outputs(outs):
+    """Several batches' predictions (arrays, or lists/dicts of arrays) as one, batch by batch."""
+    first = outs[0]
+    if isinstance(first, dict):
+        return {k: np.concatenate([o[k] for o in outs]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(np.concatenate([o[i] for o in outs]) for i in range(len(first)))
+    return np.concatenate(outs)
 
 
 def _several_outputs_loss(loss) -> bool:

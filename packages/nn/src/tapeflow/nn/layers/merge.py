@@ -64,6 +64,13 @@ class _Merge(Layer):
 
     supports_masking = True
     _min_inputs = 1
+    _casts_ints = False  # as Keras 3: merging integer tensors gives integers
+
+    def __init_subclass__(cls, **kwargs):
+        explicit = "_casts_ints" in cls.__dict__
+        super().__init_subclass__(**kwargs)
+        if not explicit:
+            cls._casts_ints = False
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
