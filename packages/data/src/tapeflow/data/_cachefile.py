@@ -21,6 +21,7 @@ Format (no pickle, little-endian)::
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import secrets
@@ -81,7 +82,7 @@ def _describe(header) -> str:
     return f"{header['structure']} of [{comps}]"
 
 
-def _check_header(path, header, spec):
+def _check_header(path, header, spec, op=_OP):
     """The header's components as (kind, dtype, shape) per component, after checking it matches ``spec``."""
     try:
         structure, comps = header["structure"], header["components"]
@@ -96,7 +97,7 @@ def _check_header(path, header, spec):
         if not isinstance(structure, str):
             raise TypeError("structure")
     except (KeyError, TypeError, ValueError) as e:
-        raise DataLossError(f"{path}: damaged cache file header ({e})", _OP) from None
+        raise DataLossError(f"{path}: damaged cache file header ({e})", op) from None
     mine = _header(spec)
     flat = S.flatten(spec)
     ok = structure == mine["structure"] and len(parsed) == len(flat)
@@ -104,7 +105,7 @@ def _check_header(path, header, spec):
     if not ok:
         raise InvalidArgumentError(
             f"{path} holds elements {_describe(header)}, this dataset's elements are {_describe(mine)}; delete "
-            "the file (or cache to another filename) to rebuild the cache", _OP)
+            "the file (or cache to another filename) to rebuild the cache", op)
     return parsed
 
 
@@ -144,17 +145,17 @@ def _write_through(ds, ctx, path):
                 pass
 
 
-def _encode(e, flat_spec, index) -> bytes:
+def _encode(e, flat_spec, index, op=_OP) -> bytes:
     leaves = S.flatten(e)
     if len(leaves) != len(flat_spec):
         raise InvalidArgumentError(f"element {index} has {len(leaves)} components, the dataset's element_spec has "
-                                   f"{len(flat_spec)}", _OP)
+                                   f"{len(flat_spec)}", op)
     parts = [b"E"]
     for j, (v, s) in enumerate(zip(leaves, flat_spec)):
         if isinstance(v, Tensor):
             shape = v._shape
             if v._dtype is not s.dtype or (shape != s.shape and not S.shapes_compatible(shape, s.shape)):
-                _mismatch(index, j, v.dtype.name, shape, s)
+                _mismatch(index, j, v.dtype.name, shape, s, op)
             arr = np.asarray(v.numpy())
             if not _LITTLE:
                 arr = arr.astype(arr.dtype.newbyteorder("<"))
@@ -163,7 +164,7 @@ def _encode(e, flat_spec, index) -> bytes:
             continue
         shape = np.shape(v)
         if s.dtype is not S.string or not S.shapes_compatible(shape, s.shape):
-            _mismatch(index, j, "string", shape, s)
+            _mismatch(index, j, "string", shape, s, op)
         if isinstance(v, bytes):
             parts += [b"B", _U64.pack(len(v)), v]
         else:
@@ -175,9 +176,9 @@ def _encode(e, flat_spec, index) -> bytes:
     return b"".join(parts)
 
 
-def _mismatch(index, j, dtype, shape, s):
+def _mismatch(index, j, dtype, shape, s, op=_OP):
     raise InvalidArgumentError(f"element {index}, component {j} has dtype {dtype} and shape {tuple(shape)}; the "
-                               f"dataset's element_spec says {s.dtype.name} {_shape_text(s.shape)}", _OP)
+                               f"dataset's element_spec says {s.dtype.name} {_shape_text(s.shape)}", op)
 
 
 def _shape_text(shape):
@@ -186,42 +187,47 @@ def _shape_text(shape):
 
 # ---- reading --------------------------------------------------------------------------------
 
-def _open(path, spec):
+def _open(path, spec, op=_OP, compression=None):
     """The file's bytes, body bounds, element count and components, all checked."""
     with open(path, "rb") as fh:
         data = fh.read()
+    if compression == "GZIP":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise DataLossError(f"{path}: damaged GZIP-compressed file ({e})", op) from None
     size = len(data)
     if data[:len(MAGIC)] != MAGIC[:size]:
-        raise DataLossError(f"{path}: not a tapeflow cache file (bad magic)", _OP)
+        raise DataLossError(f"{path}: not a tapeflow cache file (bad magic)", op)
     if size < _PRELUDE.size + _FOOTER.size:
-        raise DataLossError(f"{path}: truncated cache file ({size} bytes, shorter than a header and footer)", _OP)
+        raise DataLossError(f"{path}: truncated cache file ({size} bytes, shorter than a header and footer)", op)
     _, version, hlen = _PRELUDE.unpack_from(data)
     if version != b"%d\n" % VERSION:
         raise DataLossError(f"{path}: cache file format {version!r} is not supported (this tapeflow writes and "
-                            f"reads {VERSION}); delete the file to rebuild the cache", _OP)
+                            f"reads {VERSION}); delete the file to rebuild the cache", op)
     fmagic, count, body_len, stored = _FOOTER.unpack_from(data, size - _FOOTER.size)
     if fmagic != _FOOTER_MAGIC:
-        raise DataLossError(f"{path}: truncated or incomplete cache file (no footer at its end)", _OP)
+        raise DataLossError(f"{path}: truncated or incomplete cache file (no footer at its end)", op)
     crc = zlib.crc32(memoryview(data)[:size - 4])
     if crc != stored:
         raise DataLossError(f"{path}: checksum mismatch (stored {stored:08x}, computed {crc:08x}): the cache file "
-                            "is damaged", _OP)
+                            "is damaged", op)
     start = _PRELUDE.size + hlen
     end = size - _FOOTER.size
     if start > end or end - start != body_len:
         raise DataLossError(f"{path}: damaged cache file (header of {hlen} bytes and body of {body_len} bytes do "
-                            f"not fill its {size} bytes)", _OP)
+                            f"not fill its {size} bytes)", op)
     try:
         header = json.loads(data[_PRELUDE.size:start])
     except (UnicodeDecodeError, ValueError) as e:
-        raise DataLossError(f"{path}: damaged cache file header ({e})", _OP) from None
+        raise DataLossError(f"{path}: damaged cache file header ({e})", op) from None
     if not isinstance(header, dict):
-        raise DataLossError(f"{path}: damaged cache file header (not an object)", _OP)
-    return data, start, end, count, _check_header(path, header, spec)
+        raise DataLossError(f"{path}: damaged cache file header (not an object)", op)
+    return data, start, end, count, _check_header(path, header, spec, op)
 
 
-def _read(path, spec):
-    data, pos, end, count, comps = _open(path, spec)
+def _read(path, spec, op=_OP, compression=None):
+    data, pos, end, count, comps = _open(path, spec, op, compression)
     pack = S.packer(spec)
     # per component: the kind bytes allowed (b"T"; b"B" or b"A" for text, either when its rank is
     # unknown), the dtype, its NumPy reading type and code, the full shape when the header knows it
@@ -289,12 +295,12 @@ def _read(path, spec):
             n += 1
             yield pack(leaves)
     except _Damage as e:
-        raise DataLossError(f"{path}: damaged cache file ({e})", _OP) from None
+        raise DataLossError(f"{path}: damaged cache file ({e})", op) from None
     except (struct.error, IndexError, ValueError) as e:
-        raise DataLossError(f"{path}: damaged cache file at element {n} ({e})", _OP) from None
+        raise DataLossError(f"{path}: damaged cache file at element {n} ({e})", op) from None
     if pos != end or n != count:
         raise DataLossError(f"{path}: damaged cache file (read {n} elements ending at byte {pos}; the footer says "
-                            f"{count} elements ending at byte {end})", _OP)
+                            f"{count} elements ending at byte {end})", op)
 
 
 class _Damage(Exception):

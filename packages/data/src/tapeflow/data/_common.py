@@ -9,6 +9,7 @@ the data.
 from __future__ import annotations
 
 import secrets
+import time
 from itertools import islice
 
 import numpy as np
@@ -116,16 +117,32 @@ def _rechunk(stream, size: int):
         yield pending[0] if len(pending) == 1 else np.concatenate(pending)
 
 
-def _interleave(in_it, open_fn, cycle_length: int, block_length: int):
+def _interleave(in_it, open_fn, cycle_length: int, block_length: int, ready=None):
     """TensorFlow's interleave order over iterators: a cycle of ``cycle_length`` open iterators,
     ``block_length`` items from each in turn; an exhausted slot is refilled from the next input when
-    the cycle reaches it."""
+    the cycle reaches it.  With ``ready`` (non-deterministic order), a slot whose next item is not
+    ready yet gives its turn to the next slot that has one ready."""
     L, block = cycle_length, block_length
     cycle = [None] * L
     nopen, ci, bi, end = 0, 0, 0, False
     try:
         while not end or nopen:
             cur = cycle[ci]
+            if cur is not None and ready is not None and not ready(cur):
+                # open the whole cycle, then poll until some open input has its next item
+                for j in range(L):
+                    if cycle[j] is None and not end:
+                        try:
+                            cycle[j] = open_fn(next(in_it))
+                            nopen += 1
+                        except StopIteration:
+                            end = True
+                while not any(c is not None and ready(c) for c in cycle):
+                    time.sleep(0.0005)
+                j = next(j for j in range(L) if cycle[(ci + j) % L] is not None and ready(cycle[(ci + j) % L]))
+                if j:
+                    ci, bi = (ci + j) % L, 0
+                    cur = cycle[ci]
             if cur is not None:
                 try:
                     e = next(cur)

@@ -99,6 +99,10 @@ class Prefetcher:
             raise StopIteration
         raise value
 
+    def ready(self) -> bool:
+        """Whether :meth:`__next__` would return (an item, the end or an error) without waiting."""
+        return self._done or not self._q.empty()
+
     def stop(self):
         self._stop.set()
         try:  # unblock a worker waiting on a full queue

@@ -707,8 +707,10 @@ class InterleaveDataset(_Unary):
         cl = AUTOTUNE if cycle_length is None else _count(cycle_length, "cycle_length", op, 1, allow_autotune=True)
         self._cycle = (os.cpu_count() or 1) if cl == AUTOTUNE else cl
         self._block = 1 if block_length is None else _count(block_length, "block_length", op, 1)
+        self._parallel = None
         if num_parallel_calls is not None:
-            _count(num_parallel_calls, "num_parallel_calls", op, 1, allow_autotune=True)
+            self._parallel = _count(num_parallel_calls, "num_parallel_calls", op, 1, allow_autotune=True)
+        self._deterministic = deterministic
         self._name = repr_name or ("ParallelInterleaveDataset" if num_parallel_calls is not None
                                    else "InterleaveDataset")
 
@@ -723,7 +725,33 @@ class InterleaveDataset(_Unary):
         return ds._iterator(ctx)
 
     def _iterator(self, ctx):
-        return _interleave(self._input._iterator(ctx), lambda x: self._open(x, ctx), self._cycle, self._block)
+        n = self._parallel
+        if n is None or (n != AUTOTUNE and n < 2):
+            return _interleave(self._input._iterator(ctx), lambda x: self._open(x, ctx), self._cycle, self._block)
+        # parallel: each open input runs ahead on its own thread, at most ``n`` producing at once; in the
+        # deterministic order, or (deterministic=False) taking from a ready input when the next is not
+        n = min(_parallelism(n, ctx), self._cycle)
+        det = ctx.deterministic if self._deterministic is None else bool(self._deterministic)
+        gate = threading.BoundedSemaphore(n)
+
+        def gated(it):
+            try:
+                while True:
+                    with gate:
+                        try:
+                            e = next(it)
+                        except StopIteration:
+                            return
+                    yield e
+            finally:
+                _close(it)
+
+        def open_fn(x):
+            it = self._open(x, ctx)
+            return _threads.Prefetcher(lambda: gated(it), max(2, self._block))
+
+        return _interleave(self._input._iterator(ctx), open_fn, self._cycle, self._block,
+                           None if det else _threads.Prefetcher.ready)
 
     def _compute_spec(self):
         in_spec = self._input.element_spec

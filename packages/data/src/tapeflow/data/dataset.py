@@ -703,6 +703,54 @@ class Dataset:
 
         return IgnoreErrorsDataset(self, log_warning)
 
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None) -> None:
+        """Write the elements to the directory ``path`` (tapeflow's format: see :mod:`tapeflow.data._persist`;
+        ``compression`` None or ``"GZIP"``; ``shard_func(element)`` picks each element's shard file).
+        The save appears only complete; the element_spec is stored with it.
+
+        >>> import tapeflow as tf, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> tf.data.Dataset.range(4).map(lambda x: (x, x * 2)).save(d)
+        >>> [(int(a), int(b)) for a, b in tf.data.Dataset.load(d)]
+        [(0, 0), (1, 2), (2, 4), (3, 6)]
+        """
+        from ._persist import save
+
+        save(self, path, compression, shard_func, checkpoint_args)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None, wait=False) -> Dataset:
+        """A dataset :meth:`save` wrote to ``path`` (``element_spec`` read from it when None, checked when given;
+        ``reader_func`` maps the dataset of shard datasets to the result).
+
+        >>> import tapeflow as tf, tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> tf.data.Dataset.from_tensor_slices([1.5, 2.5]).save(d, compression="GZIP")
+        >>> ds = tf.data.Dataset.load(d)
+        >>> ds.element_spec, [float(x) for x in ds]
+        (TensorSpec(shape=(), dtype=tf.float32, name=None), [1.5, 2.5])
+        """
+        from ._persist import LoadDataset
+
+        return LoadDataset(path, element_spec, compression, reader_func, wait)
+
+    def snapshot(self, path, compression="AUTO", reader_func=None, shard_func=None, name=None) -> Dataset:
+        """This dataset, written to a directory under ``path`` (named by a fingerprint of the pipeline) on
+        its first complete iteration and read back from there on later ones, in this process or another.
+        ``compression``: ``"AUTO"`` (none), None or ``"GZIP"``; ``shard_func`` and ``reader_func`` as for
+        :meth:`save` and :meth:`load`.
+
+        >>> import tapeflow as tf, tempfile
+        >>> calls = []
+        >>> ds = tf.data.Dataset.range(3).map(lambda x: calls.append(1) or x).snapshot(tempfile.mkdtemp())
+        >>> first = [int(x) for x in ds]; n = len(calls)
+        >>> first, [int(x) for x in ds], len(calls) == n  # the second epoch reads the files
+        ([0, 1, 2], [0, 1, 2], True)
+        """
+        from ._persist import SnapshotDataset
+
+        return SnapshotDataset(self, path, compression, reader_func, shard_func)
+
     def apply(self, transformation_func) -> Dataset:
         """``transformation_func(self)``, which must return a Dataset (for chaining custom steps).
 
