@@ -29,3 +29,14 @@ def test_tensor_array_gradient_in_graph_loop():
 
     # y = sum_i (i+1)^2 x^2 over x's entries: dy/dx = 2 x (1 + 4 + 9)
     np.testing.assert_allclose(f(tf.constant([1.0, -2.0])).numpy(), [28.0, -56.0])
+
+
+def test_ragged_gradient_through_values():
+    v = tf.constant([1.0, 2.0, 3.0, 4.0])
+    with tf.GradientTape() as t:
+        t.watch(v)
+        rt = tf.RaggedTensor.from_row_lengths(v, [3, 0, 1])
+        y = tf.reduce_sum(tf.reduce_max(rt, axis=1) * tf.constant([1.0, 0.0, 5.0])) + \
+            tf.reduce_sum(rt.to_tensor() * 2.0) + tf.reduce_sum(tf.reduce_mean(rt * rt, axis=1)[:1])
+    # max picks 3 (x1) and 4 (x5); to_tensor gives 2 each; the first row's mean of squares gives 2 v / 3
+    np.testing.assert_allclose(t.gradient(y, v).numpy(), [2 + 2 / 3, 2 + 4 / 3, 3 + 2.0, 7.0], rtol=1e-6)

@@ -133,3 +133,108 @@ def test_tensor_array_matches_tensorflow():
                 ta.concat().numpy().tolist()]
 
     assert run(tf) == run(TF)
+
+
+# ---- RaggedTensor ----------------------------------------------------------------------------------------
+
+def test_ragged_constant_parts_and_printing():
+    rt = tf.ragged.constant([[1, 2], [3], [], [4, 5, 6]])
+    assert isinstance(rt, tf.RaggedTensor) and rt.dtype == tf.int32 and rt.ragged_rank == 1
+    assert str(rt) == repr(rt) == "<tf.RaggedTensor [[1, 2], [3], [], [4, 5, 6]]>"
+    assert rt.shape == tf.TensorShape([4, None]) and rt.shape.as_list() == [4, None]
+    assert _l(rt.row_lengths()) == [2, 1, 0, 3] and rt.row_lengths().dtype == tf.int64
+    assert _l(rt.row_splits) == [0, 2, 3, 3, 6] and rt.row_splits.dtype == tf.int64
+    assert _l(rt.values) == [1, 2, 3, 4, 5, 6] and _l(rt.value_rowids()) == [0, 0, 1, 3, 3, 3]
+    assert int(rt.nrows()) == 4 and rt.nrows().dtype == tf.int64
+    assert [a.tolist() for a in rt.numpy()] == [[1, 2], [3], [], [4, 5, 6]]
+    assert str(tf.ragged.constant([[1.5, 2.0], [3.0]])) == "<tf.RaggedTensor [[1.5, 2.0], [3.0]]>"
+    assert tf.ragged.constant([[1.5], []]).dtype == tf.float32
+    assert str(tf.ragged.constant([["a", "b"], ["c"]])) == "<tf.RaggedTensor [[b'a', b'b'], [b'c']]>"
+
+
+def test_ragged_nested_and_uniform_inner():
+    n = tf.ragged.constant([[[1, 2], [3]], [[4]]])
+    assert n.shape.as_list() == [2, None, None] and n.ragged_rank == 2
+    assert _l(n.flat_values) == [1, 2, 3, 4] and n.values.to_list() == [[1, 2], [3], [4]]
+    assert n.to_list() == [[[1, 2], [3]], [[4]]] and n[0].to_list() == [[1, 2], [3]]
+    assert _l(n.to_tensor()) == [[[1, 2], [3, 0]], [[4, 0], [0, 0]]]
+    u = tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1)
+    assert u.shape.as_list() == [2, None, 2] and _l(u.values) == [[1, 2], [3, 4], [5, 6]]
+    assert _l(tf.reduce_sum(u, axis=1)) == [[4, 6], [5, 6]] and u.row_lengths().numpy().tolist() == [2, 1]
+    with pytest.raises(InvalidArgumentError, match="not uniform"):
+        tf.ragged.constant([[[1, 2], [3]]], ragged_rank=1)
+
+
+def test_ragged_factories():
+    assert tf.RaggedTensor.from_row_lengths([1, 2, 3], [2, 0, 1]).to_list() == [[1, 2], [], [3]]
+    assert tf.RaggedTensor.from_row_splits([1, 2, 3], [0, 1, 3]).to_list() == [[1], [2, 3]]
+    assert tf.RaggedTensor.from_value_rowids([1, 2, 3], [0, 0, 2], nrows=4).to_list() == [[1, 2], [], [3], []]
+    dense = [[1, 0, 0], [2, 3, 0]]
+    assert tf.RaggedTensor.from_tensor(dense, padding=0).to_list() == [[1], [2, 3]]
+    assert tf.RaggedTensor.from_tensor(dense, lengths=[1, 3]).to_list() == [[1], [2, 3, 0]]
+    assert tf.RaggedTensor.from_tensor(dense).to_list() == dense
+    with pytest.raises(InvalidArgumentError, match=r"row_lengths \[2, 2\] do not cut 3 values.*\[Op:RaggedTensorFrom"):
+        tf.RaggedTensor.from_row_lengths([1, 2, 3], [2, 2])
+    with pytest.raises(InvalidArgumentError, match="row_splits"):
+        tf.RaggedTensor.from_row_splits([1, 2, 3], [1, 3])
+    with pytest.raises(InvalidArgumentError, match="value_rowids"):
+        tf.RaggedTensor.from_value_rowids([1, 2, 3], [1, 0, 0])
+
+
+def test_ragged_to_tensor_indexing():
+    rt = tf.ragged.constant([[1, 2], [3], [], [4, 5, 6]])
+    assert _l(rt.to_tensor()) == [[1, 2, 0], [3, 0, 0], [0, 0, 0], [4, 5, 6]]
+    assert _l(rt.to_tensor(default_value=-1, shape=[3, 2])) == [[1, 2], [3, -1], [-1, -1]]
+    assert _l(rt[0]) == [1, 2] and _l(rt[-1]) == [4, 5, 6] and rt[1:3].to_list() == [[3], []]
+    assert rt[::2].to_list() == [[1, 2], []] and int(rt[3, 1]) == 5
+    assert _l(tf.ragged.constant([["a"], ["b", "c"]]).to_tensor()) == [[b"a", b""], [b"b", b"c"]]
+    with pytest.raises(InvalidArgumentError, match=r"row 4 is out of range for 4 rows"):
+        rt[4]
+
+
+def test_ragged_arithmetic_and_map_flat_values():
+    rt = tf.ragged.constant([[1, 2], [3], [], [4, 5, 6]])
+    assert (rt + 1).to_list() == [[2, 3], [4], [], [5, 6, 7]]
+    assert (rt * rt).to_list() == [[1, 4], [9], [], [16, 25, 36]]
+    assert (2 - rt).to_list() == [[1, 0], [-1], [], [-2, -3, -4]]
+    assert (-rt).to_list() == [[-1, -2], [-3], [], [-4, -5, -6]]
+    assert (rt > 2).to_list() == [[False, False], [True], [], [True, True, True]]
+    assert tf.ragged.map_flat_values(tf.square, rt).to_list() == [[1, 4], [9], [], [16, 25, 36]]
+    with pytest.raises(InvalidArgumentError, match="different row splits"):
+        rt + tf.ragged.constant([[1], [2], [3], [4]])
+    with pytest.raises(InvalidArgumentError, match="allowed: a RaggedTensor with the same row splits, or a scalar"):
+        rt + tf.constant([1, 2])
+
+
+def test_ragged_reductions():
+    rt = tf.ragged.constant([[1, 2], [3], [], [4, 5, 6]])
+    assert _l(tf.reduce_sum(rt, axis=1)) == [3, 3, 0, 15] and _l(tf.reduce_sum(rt, axis=0)) == [8, 7, 6]
+    assert int(tf.reduce_sum(rt)) == 21
+    assert _l(tf.reduce_max(rt, axis=1)) == [2, 3, -2147483648, 6]  # an empty row: the dtype's lowest, as TF
+    assert _l(tf.reduce_min(rt, axis=-1)) == [1, 3, 2147483647, 4]
+    f = tf.ragged.constant([[1.0, 2.0], []])
+    m = tf.reduce_mean(f, axis=1).numpy()
+    assert m[0] == 1.5 and m[1] != m[1]  # NaN for the empty row
+    assert _l(tf.reduce_max(f, axis=1)) == [2.0, float(tf.float32.min)]
+    with pytest.raises(InvalidArgumentError, match="keepdims"):
+        tf.reduce_sum(rt, axis=1, keepdims=True)
+    with pytest.raises(InvalidArgumentError, match=r"axis = 2 for a RaggedTensor of rank 2"):
+        tf.reduce_sum(rt, axis=2)
+
+
+def test_strings_split_returns_tf_ragged_tensor():
+    r = tf.strings.split(["a b", "c"])
+    assert isinstance(r, tf.RaggedTensor) and r.to_list() == [[b"a", b"b"], [b"c"]]
+
+
+@pytest.mark.skipif(TF is None, reason="compares with TensorFlow where it is installed")
+def test_ragged_matches_tensorflow():
+    rows = [[1.0, 2.0], [3.0], [], [4.0, 5.0, 6.0]]
+
+    def run(mod):
+        rt = mod.ragged.constant(rows)
+        return [rt.to_list(), rt.row_lengths().numpy().tolist(), rt.to_tensor(default_value=-1.0).numpy().tolist(),
+                mod.reduce_sum(rt, axis=1).numpy().tolist(), mod.reduce_sum(rt, axis=0).numpy().tolist(),
+                (rt * 2.0 + rt).to_list(), rt[1:].to_list(), str(rt)]
+
+    assert run(tf) == run(TF)

@@ -15,7 +15,7 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 from tapeflow.core import *  # noqa: E402,F401,F403
 from tapeflow.core import __version__, errors, dtypes  # noqa: E402,F401
-from tapeflow.core.api import (config, debugging, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
+from tapeflow.core.api import (config, debugging, image, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
 
 newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 
@@ -23,6 +23,8 @@ newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 _LAZY = {
     "print": ("tapeflow.core.printing", "print_", "tapeflow-core"),
     "TensorArray": ("tapeflow.core.tensor_array", "TensorArray", "tapeflow-core"),
+    "ragged": ("tapeflow.core.ragged", None, "tapeflow-core"),
+    "RaggedTensor": ("tapeflow.core.ragged", "RaggedTensor", "tapeflow-core"),
     "GradientTape": ("tapeflow.autodiff", "GradientTape", "tapeflow-autodiff"),
     "UnconnectedGradients": ("tapeflow.autodiff", "UnconnectedGradients", "tapeflow-autodiff"),
     "gradients_function": ("tapeflow.autodiff", "gradients_function", "tapeflow-autodiff"),
@@ -32,6 +34,7 @@ _LAZY = {
     "custom_gradient": ("tapeflow.autodiff", "custom_gradient", "tapeflow-autodiff"),
     "register_gradient": ("tapeflow.autodiff", "register_gradient", "tapeflow-autodiff"),
     "autodiff": ("tapeflow.autodiff", None, "tapeflow-autodiff"),
+    "vectorized_map": ("tapeflow.autodiff.vectorize", "vectorized_map", "tapeflow-autodiff"),
     "nn": ("tapeflow.nn", None, "tapeflow-nn"),
     "keras": ("tapeflow.keras", None, "tapeflow-nn"),
     "optimizers": ("tapeflow.nn.optimizers", None, "tapeflow-nn"),

@@ -99,6 +99,10 @@ def _reduction(name, tf_name, code, allowed):
 def _reduce(prim, x, axis, keepdims):
     """Validation (the axes against ``x``'s rank) and one call of the reduction primitive."""
     if type(x) is not Tensor:
+        if hasattr(x, "nested_row_splits"):  # a RaggedTensor: tf.ragged's reduction (core/ragged.py)
+            from .. import ragged
+
+            return getattr(ragged, prim.name)(x, axis, keepdims)
         x = to_tensor(x, prim.tf_name)
     return run(prim, (x,), _red_plan(x._shape, axis, keepdims, prim.tf_name)[8])
 
