@@ -376,6 +376,11 @@ class GradientTape:
         t = _single_target(target, "jacobian")
         flat_s = _sources(sources)
         n = t._size
+        if experimental_use_pfor and n:
+            out = self._jacobian_pfor(t, flat_s, mode, n)
+            if not self._persistent:
+                self._release(any(g is None for g in out))
+            return _nest.pack_as(sources, out) if _nest.is_nested(sources) else out[0]
         rows = [[] for _ in flat_s]
         basis = np.zeros(n, t._dtype.np)
         for i in range(n):
@@ -413,6 +418,11 @@ class GradientTape:
                                        f"dimension; got target shape {tuple(ts)} and source shape {tuple(ss)}")
         b = ts[0]
         m = t._size // b if b else int(np.prod(ts[1:], dtype=np.int64))
+        if experimental_use_pfor and m and b:
+            out = self._batch_jacobian_pfor(t, s, mode, b, m)
+            if not self._persistent:
+                self._release(out is None)
+            return out
         basis = np.zeros((b, m), t._dtype.np)
         rows = []
         for j in range(m):
@@ -452,6 +462,35 @@ class GradientTape:
         return explain(state, target, source)
 
     # -- internals ---------------------------------------------------------------------------
+    def _jacobian_pfor(self, t, flat_s, mode, n):
+        """The Jacobian's rows at once: the backward pass vectorized over the one-hot seeds."""
+        from .vectorize import vectorized_map
+
+        seeds = _seed_tensor(np.eye(n, dtype=t._dtype.np).reshape((n,) + tuple(t._shape)), t)
+        rows = vectorized_map(lambda seed: self._backward([t], flat_s, [seed]), seeds, warn=False)
+        out = []
+        for r, s in zip(rows, flat_s):
+            full = tuple(t._shape) + tuple(_shape_of(s))
+            if r is None:
+                out.append(None if mode == "none" else _core_ops.zeros(full, _dtype_of(s)))
+            else:
+                out.append(_core_ops.reshape(r, full))
+        return out
+
+    def _batch_jacobian_pfor(self, t, s, mode, b, m):
+        from .vectorize import vectorized_map
+
+        ts, ss = t._shape, _shape_of(s)
+        basis = np.zeros((m, b, m), t._dtype.np)
+        basis[np.arange(m), :, np.arange(m)] = 1
+        seeds = _seed_tensor(basis.reshape((m,) + tuple(ts)), t)
+        rows = vectorized_map(lambda seed: self._backward([t], [s], [seed])[0], seeds, warn=False)
+        full = (b,) + tuple(ts[1:]) + tuple(ss[1:])
+        if rows is None:
+            return None if mode == "none" else _core_ops.zeros(full, _dtype_of(s))
+        perm = (1, 0) + tuple(range(2, len(rows._shape)))
+        return _core_ops.reshape(_core_ops.transpose(rows, perm), full)
+
     def _check_usable(self, what):
         if self._used:
             raise RuntimeError(f"GradientTape.{what}() was called on a non-persistent tape that has already "
