@@ -61,3 +61,48 @@ SPECS = [
          fn=_run_sharded, name="sharded", grad=False),
     Spec("local_response_normalization", _ref_lrn, _lrn_sample, dtypes=FLOATS + HALF, rtol=1e-5, atol=1e-6),
 ]
+
+
+def _ctc_sample(rng, dtype):
+    T, B, C = 6, 3, 5
+    logits = uniform(rng, (T, B, C), dtype)
+    labels = np.array([[1, 2, 2], [3, 1, 0], [3, 3, 4]], np.int32)
+    lab_len, log_len = np.array([3, 1, 2], np.int32), np.array([6, 4, 5], np.int64)
+    return [((labels, logits, lab_len, log_len), {}),
+            ((labels.astype(np.int64) % 4, logits, lab_len, log_len.astype(np.int32)), {"blank_index": -1}),
+            ((labels, logits.transpose(1, 0, 2).copy(), lab_len, log_len), {"logits_time_major": False}),
+            ((labels[:, :0], logits, np.zeros(3, np.int32), log_len), {"blank_index": 2}),
+            ((labels[:1], logits[:, :1], np.array([3], np.int32), np.array([2], np.int32)), {})]   # too short: inf
+
+
+def _ref_ctc(labels, logits, label_length, logit_length, logits_time_major=True, blank_index=None):
+    x = logits.astype(np.float64)
+    if not logits_time_major:
+        x = x.transpose(1, 0, 2)
+    T, B, C = x.shape
+    blank = 0 if blank_index is None else blank_index % C
+    lp = x - np.log(np.sum(np.exp(x - x.max(-1, keepdims=True)), -1, keepdims=True)) - x.max(-1, keepdims=True)
+    out = np.zeros(B)
+    for b in range(B):
+        ext = [blank]
+        for v in labels[b, :label_length[b]]:
+            ext += [int(v), blank]
+        S, tb = len(ext), int(logit_length[b])
+        if tb == 0:
+            out[b] = 0.0 if S == 1 else np.inf
+            continue
+        a = np.full(S, -np.inf)
+        a[0] = lp[0, b, ext[0]]
+        if S > 1:
+            a[1] = lp[0, b, ext[1]]
+        for t in range(1, tb):
+            prev = a.copy()
+            for s in range(S):
+                terms = [prev[s]] + ([prev[s - 1]] if s >= 1 else []) + \
+                    ([prev[s - 2]] if s >= 2 and ext[s] != blank and ext[s] != ext[s - 2] else [])
+                a[s] = np.logaddexp.reduce(terms) + lp[t, b, ext[s]]
+        out[b] = -np.logaddexp.reduce(a[-2:] if S > 1 else a[-1:])
+    return out.astype(logits.dtype)
+
+
+SPECS.append(Spec("ctc_loss", _ref_ctc, _ctc_sample, dtypes=FLOATS + HALF, grad_args=(1,), rtol=1e-5, atol=1e-5))

@@ -244,3 +244,51 @@ def test_nn_names_bad_input():
         nn.local_response_normalization(tf.ones([1, 1, 1, 3]), depth_radius=1.5)
     with pytest.raises(InvalidArgumentError, match=r"depth_radius = -1.*\[Op:LRN\]"):
         nn.local_response_normalization(tf.ones([1, 1, 1, 3]), depth_radius=-1)
+
+
+# ---- tf.nn.ctc_loss ---------------------------------------------------------------------------------
+
+def test_ctc_loss_counts_every_alignment():
+    nn = pytest.importorskip("tapeflow.nn")
+    # two uniform frames over (blank, a, b): label "a" has 3 of 9 paths (a a, - a, a -): -log(1/3)
+    logits = tf.zeros([2, 1, 3], tf.float64)
+    np.testing.assert_allclose(nn.ctc_loss([[1]], logits, [1], [2]).numpy(), [np.log(3.0)], rtol=1e-12)
+    # "a a" needs a blank between the repeats: three frames, one path (a - a) of 27
+    np.testing.assert_allclose(nn.ctc_loss([[1, 1]], tf.zeros([3, 1, 3]), [2], [3]).numpy(), [np.log(27.0)],
+                               rtol=1e-6)
+    assert nn.ctc_loss([[1, 1]], tf.zeros([2, 1, 3]), [2], [2]).numpy().tolist() == [np.inf]
+    # blank_index=-1: the last class is the blank; batch-major logits
+    got = nn.ctc_loss([[0]], tf.zeros([1, 2, 3]), [1], [2], logits_time_major=False, blank_index=-1)
+    np.testing.assert_allclose(got.numpy(), [np.log(3.0)], rtol=1e-6)
+
+
+def test_ctc_loss_gradient_is_softmax_minus_occupancy():
+    autodiff = pytest.importorskip("tapeflow.autodiff")
+    nn = pytest.importorskip("tapeflow.nn")
+    logits = tf.zeros([2, 1, 3], tf.float64)
+    with autodiff.GradientTape() as tape:
+        tape.watch(logits)
+        loss = nn.ctc_loss([[1]], logits, [1], [2])
+    # each frame: softmax 1/3 each; the label occupies 2/3 of the mass, the blank 1/3
+    np.testing.assert_allclose(tape.gradient(loss, logits).numpy(), [[[0.0, -1 / 3, 1 / 3]]] * 2, atol=1e-12)
+
+
+def test_ctc_loss_bad_input():
+    nn = pytest.importorskip("tapeflow.nn")
+    x = tf.zeros([4, 2, 3])
+    with pytest.raises(InvalidArgumentError, match=r"labels\[1, 0\] = 3 is not in \[0, 3\).*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [3]], x, [1, 1], [4, 4])
+    with pytest.raises(InvalidArgumentError, match=r"labels\[0, 0\] = 0 is the blank class 0.*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[0], [1]], x, [1, 1], [4, 4])
+    with pytest.raises(InvalidArgumentError, match=r"logit_length\[1\] = 5 is not in \[0, 4\].*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [1]], x, [1, 1], [4, 5])
+    with pytest.raises(InvalidArgumentError, match=r"label_length\[0\] = 2 is not in \[0, 1\].*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [1]], x, [2, 1], [4, 4])
+    with pytest.raises(InvalidArgumentError, match=r"blank_index = 3 is not in \[-3, 3\).*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [1]], x, [1, 1], [4, 4], blank_index=3)
+    with pytest.raises(InvalidArgumentError, match=r"logits has shape \[4, 6\].*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [1]], tf.zeros([4, 6]), [1, 1], [4, 4])
+    with pytest.raises(InvalidArgumentError, match=r"unique.*not supported.*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [1]], x, [1, 1], [4, 4], unique=([[1], [1]], [[0], [0]]))
+    with pytest.raises(InvalidArgumentError, match=r"label_length is None.*\[Op:CTCLoss\]"):
+        nn.ctc_loss([[1], [1]], x, None, [4, 4])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_common import OK
+from .gpu_common import OK, _is_null
 from .gpu_contract import I64, SIZE
 
 SEGMENT_OPS = ("max", "min", "prod")
@@ -45,10 +45,12 @@ class HostEntries:
             host[f"out{o}"] = host[f"in{i}"]
         call = []
         for a in args:
-            if isinstance(a, str) and a in host:
+            if a is None:
+                a = ffi.NULL
+            elif isinstance(a, str) and a in host:
                 a = host[a]
-            if isinstance(a, np.ndarray):  # int64 arrays (a kernel's bad-index slot) as int64_t *
-                a = ffi.cast("int64_t *", ffi.from_buffer(a)) if a.dtype == np.int64 else ffi.from_buffer(a)
+            if isinstance(a, np.ndarray):  # int64 arrays (a kernel's bad-index slot) as int64_t *, bytes as void *
+                a = ffi.cast("int64_t *" if a.dtype == np.int64 else "void *", ffi.from_buffer(a))
             call.append(a)
         st = getattr(lib, f"tpf_{kernel}")(*call)
         if st:
@@ -88,3 +90,18 @@ class HostEntries:
         return self._host_call("scatter_nd_reduce", [(idx, n * k * ies), (upd, n * inner * es), (out, nbytes)],
                                [(out, nbytes)],
                                [op, dt, idx_dt, "in0", "in1", "out0", n, k, dims_arr, inner, bad], inout={0: 2})
+
+    def ctc_loss(self, dt, logits, labels, label_len, logit_len, T, B, C, L, blank, loss, grad, bad):
+        """The CTC loss of each sequence (and d loss / d logits when ``grad`` is not NULL), on the host
+        (csrc/ctc.c): a sequential dynamic program per sequence."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        with_grad = not _is_null(grad)
+        if min(T, B, C, L) < 0:
+            return self._host_call("ctc_loss", [], [], [dt, np.empty(1, np.uint8), np.empty(1, np.int32),
+                                                        np.empty(1, np.int32), np.empty(1, np.int32), T, B, C, L,
+                                                        blank, np.empty(1, np.uint8), None, bad])
+        outs = [(loss, B * es)] + ([(grad, T * B * C * es)] if with_grad else [])
+        return self._host_call("ctc_loss", [(logits, T * B * C * es), (labels, B * L * 4), (label_len, B * 4),
+                                            (logit_len, B * 4)], outs,
+                               [dt, "in0", "in1", "in2", "in3", T, B, C, L, blank, "out0",
+                                "out1" if with_grad else None, bad])

@@ -18,6 +18,7 @@ from tapeflow.core.ops import (
     greater_equal,
     logical_and,
     maximum,
+    multiply,
     ones_like,
     real_div,
     reshape,
@@ -27,6 +28,8 @@ from tapeflow.core.ops import (
     where,
     zeros_like,
 )
+
+from tapeflow.core.runner import PRIMITIVES, run
 
 from ..registry import defgrad
 
@@ -76,3 +79,10 @@ def _tensor_scatter_min_or_max_grad(g, ans, x, indices, updates):
 
 defgrad("tensor_scatter_nd_max", _tensor_scatter_min_or_max_grad)
 defgrad("tensor_scatter_nd_min", _tensor_scatter_min_or_max_grad)
+
+
+@defgrad("ctc_loss")
+def _ctc_loss_grad(g, ans, labels, logits, label_len, logit_len, blank):
+    """d loss / d logits from the kernel's forward-backward pass, scaled by each sequence's incoming gradient."""
+    grad = run(PRIMITIVES["ctc_loss_grad"], (labels, logits, label_len, logit_len), {"blank": blank})
+    return (None, multiply(reshape(g, (1, -1, 1)), grad), None, None)

@@ -3,17 +3,20 @@ primitives, differentiated through them) and ctc_loss (a C kernel, csrc/ctc.c). 
 tf.nn has them."""
 from __future__ import annotations
 
+from tapeflow import kernels
+
 from .. import dtypes as _dt
-from ..dispatch import register, to_tensor
+from ..dispatch import alloc, register, to_tensor
 from ..errors import InvalidArgumentError
+from ..runner import check, primitive, run
 from ..tensor import Tensor
-from ._shape import _INDEX
-from .array_ops import concat, pad
+from ._shape import _INDEX, _int_arg
+from .array_ops import concat, pad, transpose
 from .index_ops import gather
-from .math_ops import add, cast, maximum, minimum, multiply, pow, real_div, sqrt, square
+from .math_ops import _cast_raw, add, cast, maximum, minimum, multiply, pow, real_div, sqrt, square
 from .reduce_ops import reduce_sum
 
-__all__ = ["l2_loss", "embedding_lookup", "local_response_normalization", "lrn"]
+__all__ = ["l2_loss", "embedding_lookup", "local_response_normalization", "lrn", "ctc_loss"]
 
 F = _dt.FLOATS
 
@@ -124,3 +127,115 @@ def local_response_normalization(input, depth_radius=5, bias=1.0, alpha=1.0, bet
 
 
 lrn = local_response_normalization
+
+
+# ---- CTC loss -------------------------------------------------------------------------------------
+
+def _ctc_infer(labels, logits, label_len, logit_len, *, blank):
+    return (logits._shape[1],), logits._dtype
+
+
+def _ctc_grad_infer(labels, logits, label_len, logit_len, *, blank):
+    return logits._shape, logits._dtype
+
+
+def _ctc_run(dev, labels, logits, label_len, logit_len, blank, with_grad):
+    """The kernel on time-major ``logits`` [T, B, C]: (loss [B], grad [T, B, C] or None)."""
+    work = _cast_raw(logits, _dt.float32) if logits._dtype in (_dt.float16, _dt.bfloat16) else logits
+    T, B, C = logits._shape
+    L = labels._shape[1]
+    if not -C <= blank < C:  # checked here when the classes were unknown at the call (traced)
+        raise InvalidArgumentError(f"blank_index = {blank} is not in [{-C}, {C})", "CTCLoss")
+    blank %= C
+    be = dev.backend
+    loss = alloc((B,), work._dtype, dev)
+    grad = alloc(logits._shape, work._dtype, dev) if with_grad else None
+    bad = be.new_int64([0, 0, 0])
+    st = be.ctc_loss(work._dtype.code, work._h, labels._h, label_len._h, logit_len._h, T, B, C, L, blank, loss._h,
+                     grad._h if grad is not None else be.ffi.NULL, bad)
+    if st == kernels.ERANGE:
+        b, v, what = int(bad[0]), int(bad[1]), int(bad[2])
+        if what == 0:
+            lab = int(labels.numpy()[b, v])
+            msg = (f"labels[{b}, {v}] = {lab} is the blank class {blank}; allowed: the other classes" if lab == blank
+                   else f"labels[{b}, {v}] = {lab} is not in [0, {C}) (logits has {C} classes)")
+        elif what == 1:
+            msg = f"label_length[{b}] = {v} is not in [0, {L}] (labels has {L} columns)"
+        else:
+            msg = f"logit_length[{b}] = {v} is not in [0, {T}] (logits has {T} frames)"
+        raise InvalidArgumentError(msg, "CTCLoss")
+    check(st, "ctc_loss")
+    back = (lambda t: t) if work is logits else (lambda t: _cast_raw(t, logits._dtype))
+    return back(loss), (back(grad) if grad is not None else None)
+
+
+@primitive("ctc_loss", "CTCLoss", infer=_ctc_infer, dtypes=(_dt.int32,))
+def _CTC(dev, labels, logits, label_len, logit_len, *, blank):
+    return _ctc_run(dev, labels, logits, label_len, logit_len, blank, False)[0]
+
+
+@primitive("ctc_loss_grad", "CTCLossGrad", infer=_ctc_grad_infer, dtypes=(_dt.int32,),
+           internal="the gradient of ctc_loss (d loss / d logits, time-major), for its gradient rule")
+def _CTC_GRAD(dev, labels, logits, label_len, logit_len, *, blank):
+    return _ctc_run(dev, labels, logits, label_len, logit_len, blank, True)[1]
+
+
+def _int32_vector(v, op, what, n):
+    t = v if isinstance(v, Tensor) else to_tensor(v, op)
+    if t._dtype not in _INDEX:
+        raise InvalidArgumentError(f"{what} has dtype {t._dtype.name}; allowed: int32, int64", op)
+    if len(t._shape) != 1 or (n is not None and t._shape[0] is not None and t._shape[0] != n):
+        raise InvalidArgumentError(f"{what} has shape {list(t._shape)}; allowed: [batch] = [{n}]", op)
+    return cast(t, _dt.int32) if t._dtype is not _dt.int32 else t
+
+
+@register("ctc_loss", "CTCLoss")
+def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True, unique=None, blank_index=None,
+             name=None):
+    """The connectionist temporal classification loss of each sequence: -log p(labels | logits), summed over
+    every alignment of the label sequence (with blanks) to the frames (Graves et al., 2006).
+
+    ``labels`` [batch, max_label_length] (dense; the first label_length[b] of row b count), ``logits``
+    [frames, batch, classes] ([batch, frames, classes] with ``logits_time_major=False``), unnormalised;
+    ``blank_index`` is the blank class (default 0; negative counts from the end).  The result has shape
+    [batch]; an alignment that cannot exist (too few frames) gives inf.  GPU backends compute on the host
+    (tapeflow.kernels.gpu_entries_host), copying the logits there and the result back.
+
+    >>> import tapeflow as tf
+    >>> logits = tf.zeros([2, 1, 3])   # two frames, uniform over blank and two symbols
+    >>> round(float(tf.nn.ctc_loss([[1]], logits, label_length=[1], logit_length=[2])[0]), 4)   # -log(3 / 9)
+    1.0986
+    """
+    op = "CTCLoss"
+    if unique is not None:
+        raise InvalidArgumentError("unique (ctc_unique_labels' speed-up hint) is not supported; allowed: None "
+                                   "(the loss is the same)", op)
+    x = _float(logits, op, "logits")
+    if len(x._shape) != 3:
+        raise InvalidArgumentError(f"logits has shape {list(x._shape)}; allowed: rank 3 ([frames, batch, classes] "
+                                   "or, with logits_time_major=False, [batch, frames, classes])", op)
+    if not isinstance(logits_time_major, bool):
+        raise TypeError(f"logits_time_major must be a bool, got {type(logits_time_major).__name__} [Op:{op}]")
+    if not logits_time_major:
+        x = transpose(x, [1, 0, 2])
+    frames, batch, classes = x._shape
+    y = labels if isinstance(labels, Tensor) else to_tensor(labels, op)
+    if y._dtype not in _INDEX:
+        raise InvalidArgumentError(f"labels has dtype {y._dtype.name}; allowed: int32, int64 (dense labels)", op)
+    if len(y._shape) != 2 or (batch is not None and y._shape[0] is not None and y._shape[0] != batch):
+        raise InvalidArgumentError(f"labels has shape {list(y._shape)}; allowed: [batch, max_label_length] with "
+                                   f"batch = {batch}", op)
+    y = cast(y, _dt.int32) if y._dtype is not _dt.int32 else y
+    if label_length is None:
+        raise InvalidArgumentError("label_length is None; allowed: a [batch] vector (dense labels need it)", op)
+    lab_len = _int32_vector(label_length, op, "label_length", batch)
+    log_len = _int32_vector(logit_length, op, "logit_length", batch)
+    if blank_index is None:
+        blank = 0
+    else:
+        blank = _int_arg(blank_index, op, "blank_index")
+        if classes is not None:  # else checked when the graph runs
+            if not -classes <= blank < classes:
+                raise InvalidArgumentError(f"blank_index = {blank} is not in [{-classes}, {classes})", op)
+            blank %= classes
+    return run(_CTC, (y, x, lab_len, log_len), {"blank": blank})
