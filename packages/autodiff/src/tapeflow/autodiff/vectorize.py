@@ -224,6 +224,37 @@ def _shape(prim, ins, bat, attrs, n):
     return _ops.strided_slice(_run(prim, ins, attrs), [1], [0], [1], end_mask=1), False
 
 
+@defbatch("size", "rank")
+def _size_rank(prim, ins, bat, attrs, n):
+    elem = ins[0]._shape[1:]
+    if None in elem:
+        raise _NoRule("an unknown dimension")
+    value = len(elem) if prim.name == "rank" else _prod(elem)
+    from tapeflow.core import dtypes
+
+    return convert_to_tensor(value, (attrs or {}).get("out_type", dtypes.int32)), False
+
+
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+# ---- losses --------------------------------------------------------------------------------------------
+
+@defbatch("softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_with_logits")
+def _xent(prim, ins, bat, attrs, n):
+    from tapeflow.core.ops.nn_ops import _backprop_buffer
+
+    labels, logits = (_tile(x, b, n) for x, b in zip(ins, bat))
+    attrs = {**attrs, "backprop": _backprop_buffer(logits)}   # the tape's gradient reads it (or rebuilds it)
+    if "axis" in attrs:
+        attrs["axis"] = _shift(attrs["axis"])
+    return _run(prim, (labels, logits), attrs)
+
+
 # ---- gathers and scatters -------------------------------------------------------------------------------
 
 @defbatch("gather")
