@@ -126,10 +126,13 @@ class GeneratorDataset(Dataset):
             if output_types is not None or output_shapes is not None:
                 raise InvalidArgumentError("give output_signature or output_types/output_shapes, not both", op)
             for s in S.flatten(output_signature):
-                if not isinstance(s, TensorSpec):
-                    raise InvalidArgumentError(f"output_signature must be a structure of tf.data.TensorSpec, found "
+                if not isinstance(s, TensorSpec) and type(s).__name__ != "TensorSpec":
+                    raise InvalidArgumentError(f"output_signature must be a structure of tf.TensorSpec, found "
                                                f"{type(s).__name__}", op)
-            spec = output_signature
+            # core's tf.TensorSpec is taken as this package's spec of the same shape, dtype and name
+            spec = S.map_structure(lambda s: s if isinstance(s, TensorSpec) else
+                                   TensorSpec(None if s.shape is None else tuple(s.shape), s.dtype, s.name),
+                                   output_signature)
         elif output_types is not None:
             if output_shapes is None:
                 spec = S.map_structure(lambda t: TensorSpec(None, t), _tuplify(output_types))

@@ -118,3 +118,40 @@ def ignore_errors(log_warning=False):
     [1.0]
     """
     return lambda ds: ds.ignore_errors(log_warning)
+
+
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    """``dataset.save(path, ...)`` (TensorFlow's older spelling).
+
+    >>> import tapeflow as tf, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> tf.data.experimental.save(tf.data.Dataset.range(3), d)
+    >>> [int(x) for x in tf.data.experimental.load(d)]
+    [0, 1, 2]
+    """
+    return dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def load(path, element_spec=None, compression=None, reader_func=None):
+    """``tf.data.Dataset.load`` (TensorFlow's older spelling).
+
+    >>> import tapeflow as tf, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> tf.data.Dataset.range(2).save(d)
+    >>> int(tf.data.experimental.load(d).cardinality())
+    2
+    """
+    from .dataset import Dataset
+
+    return Dataset.load(path, element_spec, compression, reader_func)
+
+
+def snapshot(path, compression="AUTO", reader_func=None, shard_func=None):
+    """``Dataset.snapshot`` as a function for ``Dataset.apply``.
+
+    >>> import tapeflow as tf, tempfile
+    >>> ds = tf.data.Dataset.range(3).apply(tf.data.experimental.snapshot(tempfile.mkdtemp()))
+    >>> [int(x) for x in ds], [int(x) for x in ds]
+    ([0, 1, 2], [0, 1, 2])
+    """
+    return lambda ds: ds.snapshot(path, compression, reader_func, shard_func)
