@@ -40,3 +40,15 @@ def test_ragged_gradient_through_values():
             tf.reduce_sum(rt.to_tensor() * 2.0) + tf.reduce_sum(tf.reduce_mean(rt * rt, axis=1)[:1])
     # max picks 3 (x1) and 4 (x5); to_tensor gives 2 each; the first row's mean of squares gives 2 v / 3
     np.testing.assert_allclose(t.gradient(y, v).numpy(), [2 + 2 / 3, 2 + 4 / 3, 3 + 2.0, 7.0], rtol=1e-6)
+
+
+def test_sparse_dense_matmul_gradient_dense_and_values():
+    x = tf.Variable(tf.ones([4, 2]))
+    v = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as t:
+        s = tf.SparseTensor([[0, 0], [1, 2]], v * 1.0, [3, 4])
+        y = tf.reduce_sum(tf.sparse.sparse_dense_matmul(s, x) ** 2)
+    gx, gv = t.gradient(y, [x, v])
+    # TensorFlow 2.21's values
+    assert gx.numpy().tolist() == [[2.0, 2.0], [0.0, 0.0], [8.0, 8.0], [0.0, 0.0]]
+    assert gv.numpy().tolist() == [4.0, 8.0]

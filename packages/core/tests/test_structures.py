@@ -238,3 +238,83 @@ def test_ragged_matches_tensorflow():
                 (rt * 2.0 + rt).to_list(), rt[1:].to_list(), str(rt)]
 
     assert run(tf) == run(TF)
+
+
+# ---- SparseTensor ----------------------------------------------------------------------------------------
+
+def _st():
+    return tf.sparse.SparseTensor(indices=[[0, 0], [1, 2]], values=[1.0, 2.0], dense_shape=[3, 4])
+
+
+def test_sparse_tensor_parts_and_printing():
+    st = _st()
+    assert tf.SparseTensor is tf.sparse.SparseTensor
+    assert st.shape == tf.TensorShape([3, 4]) and st.dtype == tf.float32
+    assert st.indices.dtype == tf.int64 and st.dense_shape.dtype == tf.int64
+    assert str(st) == repr(st) == (f"SparseTensor(indices={st.indices}, values={st.values}, "
+                                   f"dense_shape={st.dense_shape})")
+    assert str(st).startswith("SparseTensor(indices=Tensor(\n[[0 0]\n [1 2]], shape=(2, 2), dtype=int64), values=")
+    with pytest.raises(InvalidArgumentError, match=r"indices of shape \(1, 2\) for 2 values.*\[Op:SparseTensor\]"):
+        tf.SparseTensor([[0, 0]], [1.0, 2.0], [3, 4])
+
+
+def test_sparse_from_dense_to_dense():
+    st = tf.sparse.from_dense(tf.constant([[0, 3, 0], [4, 0, 5]]))
+    assert _l(st.indices) == [[0, 1], [1, 0], [1, 2]] and _l(st.values) == [3, 4, 5]
+    assert _l(st.dense_shape) == [2, 3] and st.dtype == tf.int32
+    assert _l(tf.sparse.to_dense(st)) == [[0, 3, 0], [4, 0, 5]]
+    assert _l(tf.sparse.to_dense(_st(), default_value=-1.0))[0] == [1.0, -1.0, -1.0, -1.0]
+    with pytest.raises(InvalidArgumentError, match=r"indices\[1\] = \[0, 0\] is out of order.*\[Op:SparseToDense\]"):
+        tf.sparse.to_dense(tf.SparseTensor([[1, 2], [0, 0]], [2.0, 1.0], [3, 4]))
+    with pytest.raises(InvalidArgumentError, match=r"indices\[0\] = \[0, 5\] is out of bounds"):
+        tf.sparse.to_dense(tf.SparseTensor([[0, 5]], [1.0], [2, 2]))
+
+
+def test_sparse_dense_matmul():
+    st = _st()
+    assert _l(tf.sparse.sparse_dense_matmul(st, tf.ones([4, 2]))) == [[1.0, 1.0], [2.0, 2.0], [0.0, 0.0]]
+    assert _l(tf.sparse.sparse_dense_matmul(st, tf.ones([3, 2]), adjoint_a=True)) == [[1.0, 1.0], [0.0, 0.0],
+                                                                                     [2.0, 2.0], [0.0, 0.0]]
+    b = tf.constant([[1.0, 2.0, 3.0, 4.0]])
+    assert _l(tf.sparse.sparse_dense_matmul(st, b, adjoint_b=True)) == [[1.0], [6.0], [0.0]]
+    # the dense operand first: a @ sp
+    assert _l(tf.sparse.sparse_dense_matmul(tf.ones([2, 3]), st)) == [[1.0, 0.0, 2.0, 0.0]] * 2
+    with pytest.raises(InvalidArgumentError, match=r"inner dimensions differ: \(3, 4\) @ \(3, 2\)"):
+        tf.sparse.sparse_dense_matmul(st, tf.ones([3, 2]))
+
+
+def test_sparse_reduce_sum_add_reorder_transpose_retain():
+    st = _st()
+    assert float(tf.sparse.reduce_sum(st)) == 3.0
+    assert _l(tf.sparse.reduce_sum(st, axis=1)) == [1.0, 2.0, 0.0]
+    assert _l(tf.sparse.reduce_sum(st, axis=0, keepdims=True)) == [[1.0, 0.0, 2.0, 0.0]]
+    r = tf.sparse.reduce_sum(st, axis=1, output_is_sparse=True)
+    assert _l(r.indices) == [[0], [1]] and _l(r.values) == [1.0, 2.0] and _l(r.dense_shape) == [3]
+    s = tf.sparse.add(st, tf.SparseTensor([[0, 1], [2, 0]], [5.0, 6.0], [3, 4]))
+    assert _l(s.indices) == [[0, 0], [0, 1], [1, 2], [2, 0]] and _l(s.values) == [1.0, 5.0, 2.0, 6.0]
+    assert _l(tf.sparse.add(st, tf.ones([3, 4])))[1] == [1.0, 1.0, 3.0, 1.0]
+    t = tf.sparse.add(st, tf.SparseTensor([[1, 2]], [-1.5], [3, 4]), threshold=0.6)
+    assert _l(t.indices) == [[0, 0]] and _l(t.values) == [1.0]
+    u = tf.sparse.reorder(tf.SparseTensor([[1, 2], [0, 0]], [2.0, 1.0], [3, 4]))
+    assert _l(u.indices) == [[0, 0], [1, 2]] and _l(u.values) == [1.0, 2.0]
+    tr = tf.sparse.transpose(st)
+    assert _l(tr.indices) == [[0, 0], [2, 1]] and _l(tr.dense_shape) == [4, 3]
+    kept = tf.sparse.retain(st, [False, True])
+    assert _l(kept.indices) == [[1, 2]] and _l(kept.values) == [2.0]
+    with pytest.raises(InvalidArgumentError, match="shapes differ"):
+        tf.sparse.add(st, tf.SparseTensor([[0, 0]], [1.0], [2, 2]))
+    with pytest.raises(TypeError, match="SparseTensor"):
+        tf.sparse.reorder(tf.ones([2]))
+
+
+@pytest.mark.skipif(TF is None, reason="compares with TensorFlow where it is installed")
+def test_sparse_matches_tensorflow():
+    def run(mod):
+        st = mod.sparse.from_dense(mod.constant([[0.0, 3.0, 0.0], [4.0, 0.0, 5.0]]))
+        other = mod.sparse.SparseTensor([[0, 0], [1, 0]], [1.0, 1.0], [2, 3])
+        return [mod.sparse.to_dense(mod.sparse.add(st, other)).numpy().tolist(),
+                mod.sparse.sparse_dense_matmul(st, mod.ones([3, 2])).numpy().tolist(),
+                mod.sparse.reduce_sum(st, axis=0).numpy().tolist(),
+                mod.sparse.to_dense(mod.sparse.transpose(st)).numpy().tolist()]
+
+    assert run(tf) == run(TF)

@@ -25,6 +25,8 @@ _LAZY = {
     "TensorArray": ("tapeflow.core.tensor_array", "TensorArray", "tapeflow-core"),
     "ragged": ("tapeflow.core.ragged", None, "tapeflow-core"),
     "RaggedTensor": ("tapeflow.core.ragged", "RaggedTensor", "tapeflow-core"),
+    "sparse": ("tapeflow.core.sparse", None, "tapeflow-core"),
+    "SparseTensor": ("tapeflow.core.sparse", "SparseTensor", "tapeflow-core"),
     "GradientTape": ("tapeflow.autodiff", "GradientTape", "tapeflow-autodiff"),
     "UnconnectedGradients": ("tapeflow.autodiff", "UnconnectedGradients", "tapeflow-autodiff"),
     "gradients_function": ("tapeflow.autodiff", "gradients_function", "tapeflow-autodiff"),
