@@ -178,6 +178,17 @@ def test_backward_over_forward():
     np.testing.assert_allclose(tape.gradient(jvp, x).numpy(), np.exp(x.numpy()) * (x.numpy() + 2), rtol=1e-12)
 
 
+def test_backward_over_forward_with_the_tape_inside_the_accumulator():
+    # the tape subscribes after the accumulator: it must still record each op before the ops of its JVP
+    x = tf.constant([1.0, 2.0], tf.float64)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant([1.0, 1.0], tf.float64)) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.exp(x) * x)
+            jvp = acc.jvp(y)
+    np.testing.assert_allclose(tape.gradient(jvp, x).numpy(), np.exp(x.numpy()) * (x.numpy() + 2), rtol=1e-12)
+
+
 def test_nested_accumulators_give_second_derivatives():
     x = tf.constant(0.7, tf.float64)
     with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0, tf.float64)) as outer:
@@ -230,9 +241,9 @@ def test_inside_tf_function():
 
 def test_bad_arguments():
     x = tf.constant([1.0, 2.0])
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="shape"):
         tf.autodiff.ForwardAccumulator(x, tf.ones([3]))
-    with pytest.raises(ValueError, match="one tangent per primal"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one tangent per primal"):
         tf.autodiff.ForwardAccumulator([x, x], [tf.ones([2])])
     with pytest.raises(tf.errors.InvalidArgumentError, match="dtype"):
         tf.autodiff.ForwardAccumulator(x, tf.ones([2], tf.float64))

@@ -155,8 +155,8 @@ class ForwardAccumulator:
         flat_p = _nest.flatten(primals)
         flat_t = _nest.flatten(tangents)
         if len(flat_p) != len(flat_t):
-            raise ValueError(f"ForwardAccumulator needs one tangent per primal; got {len(flat_p)} primals and "
-                             f"{len(flat_t)} tangents")
+            raise InvalidArgumentError(f"ForwardAccumulator needs one tangent per primal; got {len(flat_p)} "
+                                       f"primals and {len(flat_t)} tangents")
         for i, (p, t) in enumerate(zip(flat_p, flat_t)):
             self._watch(p, t, i)
 
@@ -173,8 +173,8 @@ class ForwardAccumulator:
                                        f"{value._dtype.name}; allowed: float16, bfloat16, float32, float64")
         t = t if isinstance(t, Tensor) else convert_to_tensor(t, value._dtype)
         if t._shape != value._shape:
-            raise ValueError(f"the tangent of primal {i} has shape {tuple(t._shape)} but the primal has shape "
-                             f"{tuple(value._shape)}; they must match")
+            raise InvalidArgumentError(f"the tangent of primal {i} has shape {tuple(t._shape)} but the primal has "
+                                       f"shape {tuple(value._shape)}; allowed: the primal's shape")
         if t._dtype is not value._dtype:
             raise InvalidArgumentError(f"the tangent of primal {i} has dtype {t._dtype.name} but the primal is "
                                        f"{value._dtype.name}; allowed: the primal's dtype")

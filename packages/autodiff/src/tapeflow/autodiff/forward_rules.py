@@ -16,6 +16,7 @@ Most rules come in a few shapes, named where they are registered:
   (``grads/math.py``) applied to the tangent broadcast to the output's shape *is* the JVP;
 * **reductions over a Jacobian row** (max/min/prod, segment max/min/prod): the VJP of ones gives
   each entry's weight ``w``, and the JVP is the same reduction's sum of ``w * u``;
+* **pixel-wise** ops (colour conversions) build each pixel's small Jacobian from the VJP of one-hots;
 * the rest have formulas of their own below (solve, det, cholesky, softmax, sort, ...);
 * **via the VJP** (the transpose trick), for the decompositions whose forward formulas are long
   (svd, eigh, qr, lu, expm): ``J u = d/dg <VJP(g), u>``, the gradient of the VJP rule (linear in
@@ -361,6 +362,31 @@ for _op, _why in (("svd", "the singular-vector tangents need the same gap matrix
 if "ctc_loss" in PRIMITIVES:
     via_vjp("ctc_loss", "the loss's forward-backward recursion gives its gradient in the kernel; the tangent is "
                         "that gradient against the logits' tangent, per sequence")
+
+
+# ---- images ---------------------------------------------------------------------------------------------
+
+def pixelwise(op: str):
+    """The rule of an op acting on each pixel's channel vector (a C x C Jacobian per pixel): the VJP of the
+    channel one-hots gives the Jacobian's rows, each dotted with the tangent (C calls of the VJP)."""
+    def rule(ts, ans, x):
+        c = ans._shape[-1]
+        rows = []
+        for k in range(c):
+            e = _to_shape(_ops.one_hot(k, c, dtype=ans._dtype), ans)
+            rows.append(_ops.reduce_sum(_ops.multiply(GRADIENTS[op](e, ans, x)[0], ts[0]), -1))
+        return _ops.stack(rows, -1)
+
+    rule.__name__ = f"{op}_jvp"
+    return defjvp(op, rule)
+
+
+for _op in ("resize", "resize_grad"):
+    if _op in PRIMITIVES:
+        linear(_op)
+for _op in ("rgb_to_hsv", "hsv_to_rgb"):
+    if _op in PRIMITIVES:
+        pixelwise(_op)
 
 
 def missing() -> list:
