@@ -267,3 +267,30 @@ def test_batching_rules_match_a_loop_for_every_spec(spec):
             w = np.stack([np.asarray(flat_w[k][j]) for k in range(2)])
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, atol=1e-8, equal_nan=True,
                                        err_msg=f"{spec}: shapes {[tuple(e.shape) for e in elems]} {kwargs}")
+
+
+def test_jacobian_pfor_in_chunks_of_parallel_iterations():
+    x = tf.constant(RNG.standard_normal((3, 4)))
+    w = tf.Variable(RNG.standard_normal((4, 2)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.tanh(tf.matmul(x, w))
+    want = tape.jacobian(y, [x, w], experimental_use_pfor=False)
+    want_b = tape.batch_jacobian(y, x, experimental_use_pfor=False)
+    for chunk in (1, 4, 100):
+        for g, w_ in zip(tape.jacobian(y, [x, w], parallel_iterations=chunk), want):
+            np.testing.assert_allclose(g.numpy(), w_.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(tape.batch_jacobian(y, x, parallel_iterations=chunk).numpy(), want_b.numpy(),
+                                   rtol=1e-12, atol=1e-14)
+
+
+def test_jacobian_pfor_inside_tf_function():
+    x = tf.constant(RNG.standard_normal((3, 4)))
+
+    def jac(x, pfor):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.sin(x) * tf.reduce_sum(x * x)
+        return tape.jacobian(y, x, experimental_use_pfor=pfor)
+
+    np.testing.assert_allclose(tf.function(lambda x: jac(x, True))(x).numpy(), jac(x, False).numpy(), rtol=1e-12)

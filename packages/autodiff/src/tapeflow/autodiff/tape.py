@@ -377,7 +377,7 @@ class GradientTape:
         flat_s = _sources(sources)
         n = t._size
         if experimental_use_pfor and n:
-            out = self._jacobian_pfor(t, flat_s, mode, n)
+            out = self._jacobian_pfor(t, flat_s, mode, n, parallel_iterations)
             if not self._persistent:
                 self._release(any(g is None for g in out))
             return _nest.pack_as(sources, out) if _nest.is_nested(sources) else out[0]
@@ -419,7 +419,7 @@ class GradientTape:
         b = ts[0]
         m = t._size // b if b else int(np.prod(ts[1:], dtype=np.int64))
         if experimental_use_pfor and m and b:
-            out = self._batch_jacobian_pfor(t, s, mode, b, m)
+            out = self._batch_jacobian_pfor(t, s, mode, b, m, parallel_iterations)
             if not self._persistent:
                 self._release(out is None)
             return out
@@ -462,12 +462,11 @@ class GradientTape:
         return explain(state, target, source)
 
     # -- internals ---------------------------------------------------------------------------
-    def _jacobian_pfor(self, t, flat_s, mode, n):
-        """The Jacobian's rows at once: the backward pass vectorized over the one-hot seeds."""
-        from .vectorize import vectorized_map
-
-        seeds = _seed_tensor(np.eye(n, dtype=t._dtype.np).reshape((n,) + tuple(t._shape)), t)
-        rows = vectorized_map(lambda seed: self._backward([t], flat_s, [seed]), seeds, warn=False)
+    def _jacobian_pfor(self, t, flat_s, mode, n, parallel_iterations):
+        """The Jacobian's rows at once: the backward pass vectorized over the one-hot seeds (in chunks of
+        ``parallel_iterations`` seeds, by default as many as keep the seeds under 2**24 entries)."""
+        eye = np.eye(n, dtype=t._dtype.np).reshape((n,) + tuple(t._shape))
+        rows = _chunked(lambda seed: self._backward([t], flat_s, [seed]), eye, t, parallel_iterations)
         out = []
         for r, s in zip(rows, flat_s):
             full = tuple(t._shape) + tuple(_shape_of(s))
@@ -477,14 +476,12 @@ class GradientTape:
                 out.append(_core_ops.reshape(r, full))
         return out
 
-    def _batch_jacobian_pfor(self, t, s, mode, b, m):
-        from .vectorize import vectorized_map
-
+    def _batch_jacobian_pfor(self, t, s, mode, b, m, parallel_iterations):
         ts, ss = t._shape, _shape_of(s)
         basis = np.zeros((m, b, m), t._dtype.np)
         basis[np.arange(m), :, np.arange(m)] = 1
-        seeds = _seed_tensor(basis.reshape((m,) + tuple(ts)), t)
-        rows = vectorized_map(lambda seed: self._backward([t], [s], [seed])[0], seeds, warn=False)
+        rows = _chunked(lambda seed: self._backward([t], [s], [seed]), basis.reshape((m,) + tuple(ts)), t,
+                        parallel_iterations)[0]
         full = (b,) + tuple(ts[1:]) + tuple(ss[1:])
         if rows is None:
             return None if mode == "none" else _core_ops.zeros(full, _dtype_of(s))
@@ -768,6 +765,19 @@ def _seeds(target, flat_t, output_gradients) -> list:
                                        f"dtype {t._dtype.name}; they must match")
         seeds.append(g)
     return seeds
+
+
+def _chunked(fn, seeds, like, parallel_iterations):
+    """vectorized_map of ``fn`` (a list of tensors or None) over host ``seeds``, a chunk at a time."""
+    from .vectorize import vectorized_map
+
+    n = len(seeds)
+    per = max(1, seeds[0].size)
+    chunk = int(parallel_iterations) if parallel_iterations else max(1, (1 << 24) // per)
+    parts = [vectorized_map(fn, _seed_tensor(seeds[i:i + chunk], like), warn=False) for i in range(0, n, chunk)]
+    if len(parts) == 1:
+        return parts[0]
+    return [None if p[0] is None else _core_ops.concat(list(p), 0) for p in zip(*parts)]
 
 
 def _seed_tensor(arr, like):
