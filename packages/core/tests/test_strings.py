@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 import tapeflow as tf
-from tapeflow.core.ops.string_ops import fingerprint64
+from tapeflow.core.ops.string_ops import fingerprint64, ragged_to_dense
 
 
 def _tf_or_none():
@@ -264,3 +264,14 @@ def test_unique_of_strings():
         return tf.unique(x)
 
     assert f(tf.constant(["q", "p", "q"])).y.numpy().tolist() == [b"q", b"p"]
+
+
+def test_ragged_results_trace_in_tf_function():
+    @tf.function
+    def f(x):
+        r = tf.strings.split(x)
+        return r.flat_values, r.row_splits, ragged_to_dense(r.flat_values, r.row_splits, b"-", 2)
+
+    values, splits, dense = f(tf.constant(["a b c", "", "d"]))
+    assert values.numpy().tolist() == [b"a", b"b", b"c", b"d"] and splits.numpy().tolist() == [0, 3, 3, 4]
+    assert dense.numpy().tolist() == [[b"a", b"b"], [b"-", b"-"], [b"d", b"-"]]

@@ -92,8 +92,56 @@ def _unit_arg(unit, op):
 from ..ragged import RaggedTensor  # noqa: E402
 
 
+def _ragged(values: Tensor, splits: Tensor):
+    """A RaggedTensor of ``values`` cut by ``splits``; while tracing (symbolic tensors: nothing to validate on the
+    host, the op made them consistent) its fields are set as they are, so split & co. trace in tf.function."""
+    if values._h is None or splits._h is None:
+        r = object.__new__(RaggedTensor)
+        r._values, r._row_splits = values, splits
+        return r
+    return RaggedTensor(values, splits)
+
+
 def _ragged_or_flat(rank: int, values: Tensor, splits: Tensor):
-    return values if rank == 0 else RaggedTensor(values, splits)
+    return values if rank == 0 else _ragged(values, splits)
+
+
+def _ragged_to_dense_infer(values, splits, *, default_value, width):
+    n = splits._shape[0]
+    return (None if n is None else n - 1, width) + tuple(values._shape[1:]), values._dtype
+
+
+@primitive("ragged_to_dense", "RaggedTensorToTensor", infer=_ragged_to_dense_infer,
+           internal="the rows of a ragged string/token result as a padded dense tensor, traced (TextVectorization)")
+def _RAGGED_TO_DENSE(dev, values, splits, *, default_value, width):
+    v = values._host()
+    s = np.asarray(splits._host(), np.int64)
+    n = len(s) - 1
+    if width is None:
+        width = int(max((s[i + 1] - s[i] for i in range(n)), default=0))
+    dt = values._dtype
+    out = np.empty((n, width) + v.shape[1:], dtype=object if dt.is_string else dt.np)
+    out[...] = default_value
+    for i in range(n):
+        row = v[s[i]:s[i + 1]][:width]
+        out[i, :len(row)] = row
+    return from_numpy(out, dt, dev)
+
+
+def ragged_to_dense(values, row_splits, default_value, width=None) -> Tensor:
+    """Rows ``values[row_splits[i]:row_splits[i + 1]]`` padded with ``default_value`` to ``width`` (None: the
+    longest row) or cut to it: what ``RaggedTensor.to_tensor`` gives, as one primitive that traces.
+
+    >>> from tapeflow.core.ops.string_ops import ragged_to_dense
+    >>> ragged_to_dense(["a", "b", "c"], [0, 2, 3], b"").numpy().tolist()
+    [[b'a', b'b'], [b'c', b'']]
+    """
+    op = "RaggedTensorToTensor"
+    v, sp = to_tensor(values, op), to_tensor(row_splits, op)
+    if isinstance(default_value, str):
+        default_value = default_value.encode("utf-8")
+    w = None if width is None else int_arg(width, op, "width")
+    return run_tensors(_RAGGED_TO_DENSE, (v, sp), {"default_value": default_value, "width": w})
 
 
 def _ragged_infer(x, **attrs):

@@ -29,7 +29,7 @@ import numpy as np
 import tapeflow.core as K
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.ops import string_ops as S
-from tapeflow.core.ops.string_ops import LookupTable, RaggedTensor, lookup
+from tapeflow.core.ops.string_ops import LookupTable, RaggedTensor, _ragged, lookup, ragged_to_dense
 
 from .. import _args as A
 from .base import Layer
@@ -255,10 +255,10 @@ class _IndexLookup(Layer):
 
     def call(self, inputs):
         if isinstance(inputs, RaggedTensor):
-            ids = RaggedTensor(self._lookup(inputs.flat_values), inputs.row_splits)
+            ids = self._lookup(inputs.flat_values)
             if self.output_mode == "int":
-                return ids
-            return self._encode(ids.to_tensor(default_value=self._depth()), 2)
+                return _ragged(ids, inputs.row_splits)
+            return self._encode(ragged_to_dense(ids, inputs.row_splits, self._depth()), 2)
         x = inputs if isinstance(inputs, K.Tensor) else K.convert_to_tensor(inputs)
         if self.output_mode != "int" and not self._tokens and not self.pad_to_max_tokens:
             raise InvalidArgumentError(f"output_mode={self.output_mode!r} needs a vocabulary before the layer is "
@@ -493,7 +493,7 @@ class TextVectorization(Layer):
         if isinstance(out, RaggedTensor):
             if self.ragged:
                 return out
-            return out.to_tensor(default_value=0, shape=[None, self.output_sequence_length])
+            return ragged_to_dense(out.flat_values, out.row_splits, 0, self.output_sequence_length)
         if self.output_sequence_length is not None and len(out.shape) >= 1:
             n, L = out.shape[-1], self.output_sequence_length
             out = out[..., :L] if n is None or n >= L else \
@@ -534,5 +534,5 @@ def _unicode_split(x):
     codes = S.unicode_decode(x, "UTF-8")
     if isinstance(codes, RaggedTensor):
         chars = S.unicode_encode(K.expand_dims(codes.flat_values, -1), "UTF-8")
-        return RaggedTensor(chars, codes.row_splits)
+        return _ragged(chars, codes.row_splits)
     return S.unicode_encode(K.expand_dims(codes, -1), "UTF-8")
