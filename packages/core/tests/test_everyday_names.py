@@ -292,3 +292,31 @@ def test_ctc_loss_bad_input():
         nn.ctc_loss([[1], [1]], x, [1, 1], [4, 4], unique=([[1], [1]], [[0], [0]]))
     with pytest.raises(InvalidArgumentError, match=r"label_length is None.*\[Op:CTCLoss\]"):
         nn.ctc_loss([[1], [1]], x, None, [4, 4])
+
+
+# ---- tf.config.experimental memory ----------------------------------------------------------------
+
+def test_memory_info_counts_the_device_allocator():
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    assert tf.config.experimental.get_memory_info("CPU:0") == {"current": 0, "peak": 0}   # as TensorFlow 2.21
+    with pytest.raises(ValueError, match="Cannot set memory growth on non-GPU"):
+        tf.config.experimental.set_memory_growth(cpu, True)
+    with pytest.raises(ValueError, match="No matching devices found for 'GPU:7'"):
+        tf.config.experimental.get_memory_info("GPU:7")
+    with pytest.raises(TypeError, match="enable must be a bool"):
+        tf.config.experimental.set_memory_growth(cpu, 1)
+    accel = tf.config.list_physical_devices("OpenCL") + tf.config.list_physical_devices("CUDA")
+    for dev in accel:  # pocl's OpenCL device where installed: its allocator counts bytes of live buffers
+        tf.config.experimental.reset_memory_stats(dev)
+        before = tf.config.experimental.get_memory_info(dev)["current"]
+        with tf.device(dev.name):
+            x = tf.ones([1024, 1024])
+            info = tf.config.experimental.get_memory_info(dev)
+            assert info["current"] - before >= 4 * 1024 * 1024 and info["peak"] >= info["current"]
+            del x
+        after = tf.config.experimental.get_memory_info(dev)
+        assert after["current"] == before and after["peak"] == info["peak"]
+        tf.config.experimental.set_memory_growth(dev, False)
+        assert tf.config.experimental.get_memory_growth(dev) is False
+        tf.config.experimental.set_memory_growth(dev, True)
+        assert tf.config.experimental.get_memory_growth(dev) is True

@@ -117,6 +117,9 @@ def functions_run_eagerly() -> bool:
     return _EAGER.flag
 
 
+from . import config_experimental as experimental  # noqa: E402,F401  (tf.config.experimental)
+
+
 class optimizer:
     """``tf.config.optimizer``: switch the graph passes of ``tf.function`` on and off (for debugging).
 

@@ -205,8 +205,43 @@ class GPURuntime(Backend):
         self._flag = None
         self._closed = False
         self.stats = {"allocs": 0, "reuses": 0, "frees": 0, "launches": 0, "syncs": 0}
+        self._in_use = self._peak = 0   # bytes of live buffers (their bucket capacity), and the most so far
+        self._growth = True             # tf.config.experimental.set_memory_growth (see set_memory_growth)
+        self._growth_limit = None
 
     # ------------------------------------------------------------------ memory
+    def _taken(self, cap: int) -> None:
+        self._in_use += cap
+        if self._in_use > self._peak:
+            self._peak = self._in_use
+
+    def memory_info(self) -> dict:
+        """``{"current": bytes in live buffers, "peak": the most since the last reset}`` (bucket capacities)."""
+        with self._lock:
+            return {"current": self._in_use, "peak": self._peak}
+
+    def reset_peak_memory(self) -> None:
+        """Start the peak over from the bytes in use now."""
+        with self._lock:
+            self._peak = self._in_use
+
+    def set_memory_growth(self, enable: bool) -> None:
+        """With growth (the default) device memory is taken as buffers are needed and freed buffers beyond the
+        cache limit go back to the driver; without it the allocator keeps every freed buffer for reuse (up to
+        the device's memory), as TensorFlow's arena holds on to what it took."""
+        with self._lock:
+            if enable == self._growth:
+                return
+            if enable:
+                self._pool_limit, self._growth_limit = self._growth_limit, None
+            else:
+                self._growth_limit = self._pool_limit
+                self._pool_limit = max(self._pool_limit, getattr(self, "global_mem", 0))
+            self._growth = bool(enable)
+
+    def memory_growth(self) -> bool:
+        return self._growth
+
     def _buffer(self, nbytes: int) -> DeviceBuffer:
         cap = bucket_size(nbytes)
         with self._lock:
@@ -215,6 +250,7 @@ class GPURuntime(Backend):
                 mem, arg = free.pop()
                 self._pooled -= cap
                 self.stats["reuses"] += 1
+                self._taken(cap)
                 return DeviceBuffer(mem, arg, nbytes, cap, self)
         if cap > self._max_alloc:
             raise out_of_memory(self.device_name, nbytes,
@@ -225,12 +261,15 @@ class GPURuntime(Backend):
             self.empty_cache()   # give the pooled buffers back and try once more
             mem = self._dev_alloc(cap)
         self.stats["allocs"] += 1
+        with self._lock:
+            self._taken(cap)
         return DeviceBuffer(mem, self._arg_of(mem), nbytes, cap, self)
 
     def _release(self, mem, arg, cap) -> None:
         if self._closed:   # at exit: the driver frees everything
             return
         with self._lock:
+            self._in_use -= cap
             if self._pooled + cap <= self._pool_limit:
                 self._pool.setdefault(cap, []).append((mem, arg))
                 self._pooled += cap
