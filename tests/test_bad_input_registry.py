@@ -78,6 +78,12 @@ CALLS = {
     # string ops (their specs call tf.strings.*): valid calls over a string tensor
     "reduce_join": lambda: {"inputs": tf.constant([["a", "b"], ["c", "d"]]), "axis": 1},
     "string_to_number": lambda: {"input": tf.constant(["1", "2.5"]), "out_type": tf.float32},
+    # tf.image (core's image_ops; their specs call tf.image.*)
+    "resize": lambda: {"images": tf.ones([1, 4, 4, 1]), "size": [2, 2]},
+    "rot90": lambda: {"image": tf.ones([2, 3, 1]), "k": 1},
+    "convert_image_dtype": lambda: {"image": tf.constant([0.5]), "dtype": tf.uint8},
+    "extract_patches": lambda: {"images": tf.ones([1, 4, 4, 1]), "sizes": [1, 2, 2, 1], "strides": [1, 1, 1, 1],
+                                "rates": [1, 1, 1, 1], "padding": "VALID"},
 }
 
 # composite ops whose errors name the primitive that checks the argument, as TensorFlow's do

@@ -26,6 +26,14 @@ SPECS = load_specs()
 # a typed error naming the op (no other failure is allowed), and only in these cases.
 NEEDS_KNOWN = {
     "squeeze": "without axis, which axes have size 1 decides the result's rank (pass axis=)",
+    # tf.image (core's image_ops): sizes that follow the image's own height, width or channels
+    "pad_to_bounding_box": "the padding is the target size less the image's height and width",
+    "central_crop": "the crop box is a fraction of the image's height and width",
+    "resize_with_crop_or_pad": "the crop and the padding follow the image's height and width",
+    "resize_with_pad": "the resized size follows the image's aspect ratio",
+    "ssim": "the Gaussian window is one depthwise filter per channel",
+    "sobel_edges": "the filter pair is one depthwise filter per channel",
+    "extract_patches": "the patch grid follows the image's height and width",
     "unstack": "the number of outputs is the size of the unstacked axis (pass num=)",
     "gather_nd": "the length of the index tuples (indices' last axis) decides the result's rank",
     "segment_sum": "the number of segments is the largest sorted id: a value (use unsorted_segment_sum)",

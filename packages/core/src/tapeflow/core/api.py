@@ -37,6 +37,11 @@ linalg = _namespace("linalg", "Linear algebra (tf.linalg).",
 strings = _namespace("strings", "String ops (tf.strings): host computations over byte strings.",
                      dict(_ops.string_ops.STRINGS_API))
 
+from .ops import image_ops as _image_ops  # noqa: E402
+
+image = _namespace("image", "Image ops (tf.image): resizing, crops, flips, colour, augmentation, metrics.",
+                   dict(_image_ops.IMAGE_API))
+
 from . import config as config  # noqa: E402
 from . import debugging as debugging  # noqa: E402
 from . import random as random  # noqa: E402
