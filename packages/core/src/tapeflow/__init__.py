@@ -15,7 +15,7 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 from tapeflow.core import *  # noqa: E402,F401,F403
 from tapeflow.core import __version__, errors, dtypes  # noqa: E402,F401
-from tapeflow.core.api import (config, debugging, image, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
+from tapeflow.core.api import (config, debugging, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
 
 newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 
@@ -46,6 +46,7 @@ _LAZY = {
     "train": ("tapeflow.nn.train", None, "tapeflow-nn"),
     "summary": ("tapeflow.nn.summary", None, "tapeflow-nn"),
     "data": ("tapeflow.data", None, "tapeflow-data"),
+    "RaggedTensorSpec": ("tapeflow.data._ragged", "RaggedTensorSpec", "tapeflow-data"),
     "distribute": ("tapeflow.distribute", None, "tapeflow-distribute"),
 }
 

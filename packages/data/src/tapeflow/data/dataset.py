@@ -299,6 +299,10 @@ class Dataset:
         >>> [(e["x"].numpy().tolist(), int(e["y"])) for e in ds]
         [([1, 2], 0), ([3, 4], 1)]
         """
+        from . import _ragged
+
+        if _ragged.has_ragged(tensors):  # a tf.RaggedTensor: its rows (data/_ragged.py)
+            return _ragged.RaggedSliceDataset(tensors)
         return TensorSliceDataset(tensors)
 
     @staticmethod
@@ -406,7 +410,27 @@ class Dataset:
         >>> [b.numpy().tolist() for b in tf.data.Dataset.range(5).batch(2, drop_remainder=True)]
         [[0, 1], [2, 3]]
         """
+        from . import _ragged
+
+        if _ragged.upstream_ragged(self) and _ragged.spec_has_ragged(self.element_spec):
+            return _ragged.RaggedBatchDataset(self, batch_size, drop_remainder, all_unknown=False)
         return BatchDataset(self, batch_size, drop_remainder)
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=_dt.int64, name=None) -> Dataset:
+        """Batches in which components of different shapes (ragged or with unknown dimensions in their spec)
+        become ``tf.RaggedTensor``s; components of a fully known shape are stacked, as TensorFlow's.
+
+        >>> import tapeflow as tf
+        >>> ds = tf.data.Dataset.range(1, 5).map(lambda n: tf.range(n))
+        >>> [b.to_list() for b in ds.ragged_batch(3)]
+        [[[0], [0, 1], [0, 1, 2]], [[0, 1, 2, 3]]]
+        """
+        from . import _ragged
+
+        if _dt.as_dtype(row_splits_dtype) is not _dt.int64:
+            raise InvalidArgumentError(f"row_splits_dtype = {row_splits_dtype!r}; allowed: tf.int64 (tapeflow's "
+                                       "RaggedTensors keep int64 row splits)", "RaggedBatchDataset")
+        return _ragged.RaggedBatchDataset(self, batch_size, drop_remainder)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
                      name=None) -> Dataset:
@@ -420,6 +444,14 @@ class Dataset:
         >>> [b.numpy().tolist() for b in ds.padded_batch(2, padding_values=tf.constant(-1, tf.int64))]
         [[[1, -1], [2, 2]], [[3, 3, 3]]]
         """
+        from . import _ragged
+
+        if _ragged.upstream_ragged(self):
+            for s in S.flatten(self.element_spec):
+                if isinstance(s, _ragged.RaggedTensorSpec):
+                    raise TypeError(f"`padded_batch` is only supported for datasets that produce tensor elements but "
+                                    f"type spec of elements in the input dataset is not a subclass of TensorSpec: "
+                                    f"`{s!r}`; use ragged_batch")
         return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
     def unbatch(self, name=None) -> Dataset:
