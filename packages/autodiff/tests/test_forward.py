@@ -251,3 +251,36 @@ def test_bad_arguments():
         tf.autodiff.ForwardAccumulator("x", 1.0)
     with pytest.raises(tf.errors.InvalidArgumentError, match="unconnected_gradients"):
         tf.autodiff.ForwardAccumulator(x, x).jvp(x, unconnected_gradients="sometimes")
+
+
+def test_inside_tf_function_through_cond_and_while_loop():
+    x, u = tf.constant([0.5, 1.0]), tf.constant([1.0, 2.0])
+
+    @tf.function
+    def f(x, u):
+        with tf.autodiff.ForwardAccumulator(x, u) as acc:
+            c = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.sin(x) * x, lambda: x * 3.0)
+            _, y, z = tf.while_loop(lambda i, y, z: i < 3, lambda i, y, z: (i + 1, y * x, z + y),
+                                    [tf.constant(0), x, x])
+        return acc.jvp(c), acc.jvp(y), acc.jvp(z)
+
+    xn, un = x.numpy(), u.numpy()
+    c, y, z = f(x, u)
+    np.testing.assert_allclose(c.numpy(), (np.cos(xn) * xn + np.sin(xn)) * un, rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), 4 * xn ** 3 * un, rtol=1e-6)
+    np.testing.assert_allclose(z.numpy(), (2 + 2 * xn + 3 * xn ** 2) * un, rtol=1e-6)
+    np.testing.assert_allclose(f(-x, u)[0].numpy(), 3 * un, rtol=1e-6)   # the other branch
+
+
+def test_accumulator_around_a_tf_function_call():
+    @tf.function
+    def f(x):
+        return tf.exp(-x * x) + tf.reduce_sum(tf.nn.relu(x))
+
+    x = tf.constant([1.0, -2.0, 3.0], tf.float64)
+    u = tf.constant([1.0, 0.5, -1.0], tf.float64)
+    with tf.autodiff.ForwardAccumulator(x, u) as acc:
+        y = f(x)
+    xn, un = x.numpy(), u.numpy()
+    want = -2 * xn * np.exp(-xn * xn) * un + np.sum((xn > 0) * un)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), want, rtol=1e-12)

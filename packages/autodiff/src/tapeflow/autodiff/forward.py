@@ -34,8 +34,8 @@ _hooks = _dispatch.hooks
 
 class _State(threading.local):
     def __init__(self):
-        self.stack: list = []   # accumulators entered on this thread, outermost first
-        self.mark = None        # while a JVP is computed: only stack[:mark] listen
+        self.stack: list = []        # accumulators entered on this thread, outermost first
+        self.paused: tuple = ()      # while a JVP is computed: it and the ones entered inside it (not listening)
 
 
 _state = _State()
@@ -45,7 +45,9 @@ _subscription = None
 
 
 def _active(st):
-    return st.stack if st.mark is None else st.stack[:st.mark]
+    if not st.paused:
+        return st.stack
+    return [a for a in st.stack if all(a is not p for p in st.paused)]
 
 
 def _record(op, inputs, out, attrs, _id=id):
@@ -76,12 +78,12 @@ def _record(op, inputs, out, attrs, _id=id):
             raise LookupError(f"no forward-mode (JVP) rule is registered for op {op!r}, which a "
                               f"ForwardAccumulator needs; add one in "
                               f"packages/autodiff/src/tapeflow/autodiff/forward_rules.py with defjvp({op!r})")
-        saved = st.mark
-        st.mark = i if saved is None else min(saved, i)
+        saved = st.paused
+        st.paused = saved + tuple(accs[i:])   # accumulators entered while the rule runs (control flow's) listen
         try:
             res = rule(tuple(ts), out, *inputs, **attrs) if attrs else rule(tuple(ts), out, *inputs)
         finally:
-            st.mark = saved
+            st.paused = saved
         res = (res,) if type(out) is Tensor else tuple(res) if res is not None else (None,) * len(outs)
         for o, r in zip(outs, res):
             if r is None or not o._dtype.is_floating:

@@ -36,7 +36,8 @@ from tapeflow.core.ops import math_ops as _math_ops
 from tapeflow.core.ops.linalg_ops import matrix_transpose as _mT
 from tapeflow.core.ops.linalg_ops import solve as _solve
 from tapeflow.core.ops.linalg_ops import triangular_solve as _tri_solve
-from tapeflow.core.runner import PRIMITIVES, run_tensors
+from tapeflow.core.runner import PRIMITIVES, primitive, run_tensors
+from tapeflow.core.tensor import Tensor
 
 from .registry import GRADIENTS, PER_INPUT
 
@@ -387,6 +388,58 @@ for _op in ("resize", "resize_grad"):
 for _op in ("rgb_to_hsv", "hsv_to_rgb"):
     if _op in PRIMITIVES:
         pixelwise(_op)
+
+
+# ---- graph control flow (an accumulator inside a traced function) ------------------------------------------
+
+def _accumulate(fn, pairs):
+    """fn() under an accumulator watching ``pairs`` (tensor, tangent): the tangents of its tensor outputs."""
+    from tapeflow.core import nest
+
+    from .forward import ForwardAccumulator
+
+    with ForwardAccumulator([c for c, _ in pairs], [t for _, t in pairs]) as acc:
+        out = fn()
+    flat = [x for x in nest.flatten(out) if isinstance(x, Tensor)]
+    return [acc.jvp(x, unconnected_gradients="zero") if x._dtype.is_floating else _ops.zeros_like(x) for x in flat]
+
+
+@defjvp("branch")
+def _branch_jvp(ts, ans, selector, *caps, plans, cap_index, specs, fns, names, _graphs):
+    # a branch node on the same selector whose branches are the original ones under an accumulator
+    from tapeflow.core.control_flow import _build_branches
+
+    pairs = [(c, t) for c, t in zip(caps, ts[1:]) if t is not None and c._dtype.is_floating]
+    res = _build_branches(selector, tuple((lambda f=f: _accumulate(f, pairs)) for f in fns),
+                          tuple(f"jvp_{n}" for n in names), "the JVP of tf.cond")
+    res = list(res) if isinstance(res, (list, tuple)) else [res]
+    return tuple(res) if isinstance(ans, tuple) else res[0]
+
+
+def _while_jvp_infer(*tensors, n_in, attrs, specs):
+    return specs[0] if len(specs) == 1 else list(specs)
+
+
+@primitive("while_loop_jvp", "WhileJvp", infer=_while_jvp_infer,
+           internal="the JVP of a tf.while_loop taken inside the traced function (replays the loop)")
+def _WHILE_JVP(dev, *tensors, n_in, attrs, specs):
+    from tapeflow.core.control_flow import _WHILE
+
+    ins, tans = tensors[:n_in], tensors[n_in:]
+    pairs = list(zip([t for t in ins if t._dtype.is_floating], tans))
+    got = [t for t in _accumulate(lambda: _WHILE.impl(dev, *ins, **attrs), pairs) if t._dtype.is_floating]
+    return tuple(got) if len(got) != 1 else got[0]
+
+
+@defjvp("while_loop")
+def _while_jvp(ts, ans, *inputs, **attrs):
+    outs = ans if isinstance(ans, tuple) else (ans,)
+    tans = tuple(t if t is not None else _ops.zeros_like(x) for x, t in zip(inputs, ts) if x._dtype.is_floating)
+    specs = tuple((o._shape, o._dtype) for o in outs if o._dtype.is_floating)
+    res = run_tensors(_WHILE_JVP, tuple(inputs) + tans, {"n_in": len(inputs), "attrs": attrs, "specs": specs})
+    it = iter((res,) if isinstance(res, Tensor) else res)
+    full = tuple(next(it) if o._dtype.is_floating else None for o in outs)
+    return full if isinstance(ans, tuple) else full[0]
 
 
 def missing() -> list:
