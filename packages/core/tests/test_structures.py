@@ -118,6 +118,27 @@ def test_tensor_array_graph_read_gather_unstack():
     assert float(acc) == 21.0 and _l(g) == [[5.0, 6.0], [1.0, 2.0]] and _l(c) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
 
 
+def test_tensor_array_through_cond_and_autograph_if():
+    @tf.function
+    def g(x, flag):
+        ta = tf.TensorArray(tf.float32, size=2)
+        ta = tf.cond(flag, lambda: ta.write(0, x), lambda: ta)  # written in one branch only
+        return ta.stack()
+
+    assert _l(g(tf.constant(3.0), tf.constant(True))) == [3.0, 0.0]
+    assert _l(g(tf.constant(3.0), tf.constant(False))) == [0.0, 0.0]
+
+    @tf.function
+    def evens(n):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+        for i in tf.range(n):
+            if i % 2 == 0:
+                ta = ta.write(ta.size(), tf.cast(i, tf.float32))
+        return ta.stack()
+
+    assert _l(evens(tf.constant(5))) == [0.0, 2.0, 4.0]
+
+
 def test_tensor_array_eager_while_loop_keeps_it():
     ta = tf.TensorArray(tf.int32, size=3)
     i, ta = tf.while_loop(lambda i, ta: i < 3, lambda i, ta: (i + 1, ta.write(i, i * i)), (tf.constant(0), ta))

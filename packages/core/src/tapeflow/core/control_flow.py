@@ -94,7 +94,22 @@ def _build_branches(selector, fns, names, what):
             nest.assert_same_structure(structs[0], s, check_types=False)
         except (ValueError, TypeError) as e:
             raise ValueError(f"{what}: {names[0]} and {n} must return the same structure of tensors; {e}") from None
+    leaves = [nest.flatten(st) for st in structs]
+    if any(nest._composite(x) for x in leaves[0]):
+        # a composite in one form in a branch and another in the next (a TensorArray written in one branch only):
+        # every branch returns the written form
+        for k in range(len(leaves[0])):
+            for a in leaves:
+                for b in leaves:
+                    if nest._composite(a[k]):
+                        a[k] = a[k]._tf_relax(b[k])
+        structs = [nest.pack_sequence_as(st, lv) for st, lv in zip(structs, leaves)]
+        traced = [(t[0], nest.flatten(st, expand_composites=True), st) for t, st in zip(traced, structs)]
     flats = [t[1] for t in traced]
+    for f, n in zip(flats[1:], names[1:]):
+        if len(f) != len(flats[0]):  # composites (a TensorArray written in one branch only) differ in form
+            raise ValueError(f"{what}: {names[0]} returns {len(flats[0])} tensors and {n} {len(f)}; branches must "
+                             f"return the same structure of tensors (write a TensorArray in every branch or none)")
     # Python values: equal in every branch (they stay Python), or all tensors (converted)
     n_out = len(flats[0])
     py = [all(not isinstance(f[k], Tensor) for f in flats) and all(f[k] == flats[0][k] for f in flats)
@@ -136,7 +151,9 @@ def _build_branches(selector, fns, names, what):
     _trace.graph.reads.clear()  # a branch may have updated variables: read them again after it
     res = iter(res if isinstance(res, tuple) else (res,))
     flat = [flats[0][k] if py[k] else next(res) for k in range(n_out)]
-    return nest.pack_sequence_as(structs[0], flat) if nest.is_nested(structs[0]) else flat[0]
+    if nest.is_nested(structs[0]) or nest._composite(structs[0]):
+        return nest.pack_sequence_as(structs[0], flat, expand_composites=True)
+    return flat[0]
 
 
 def _in_graph() -> bool:

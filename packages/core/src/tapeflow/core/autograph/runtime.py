@@ -234,8 +234,9 @@ def _graph_if(cond, body, orelse, get_state, set_state, names, outputs, where):
                 for v in leaves:
                     if isinstance(v, _PY_SCALARS):
                         v = convert_to_tensor(v)
-                    sides.append(None if isinstance(v, Tensor) else v)
-                    if isinstance(v, Tensor):
+                    carried = isinstance(v, Tensor) or hasattr(type(v), "_tf_flat")  # a TensorArray goes through
+                    sides.append(None if carried else v)
+                    if carried:
                         out.append(v)
                 layout[i] = (struct, sides)
             if not first:
