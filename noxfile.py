@@ -29,7 +29,8 @@ nox.options.reuse_existing_virtualenvs = False
 ORDER = ["kernels-c", "core", "autodiff", "data", "nn", "distribute"]
 EXTRAS = {"nn": "[summary]", "data": "[digits]"}
 TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'",
-             "h5py>=3.8"]  # h5py: nn reads Keras's .h5 weight files (its h5 extra)
+             "h5py>=3.8",  # h5py: nn reads Keras's .h5 weight files (its h5 extra)
+             "pillow>=9"]  # pillow: core's tf.io image codecs (its images extra)
 BACKENDS = ["cpu", "opencl", "cuda"]
 
 

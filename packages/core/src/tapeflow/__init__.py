@@ -23,6 +23,7 @@ newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 _LAZY = {
     "print": ("tapeflow.core.printing", "print_", "tapeflow-core"),
     "TensorArray": ("tapeflow.core.tensor_array", "TensorArray", "tapeflow-core"),
+    "io": ("tapeflow.core.io", None, "tapeflow-core"),
     "ragged": ("tapeflow.core.ragged", None, "tapeflow-core"),
     "RaggedTensor": ("tapeflow.core.ragged", "RaggedTensor", "tapeflow-core"),
     "sparse": ("tapeflow.core.sparse", None, "tapeflow-core"),

@@ -1,7 +1,7 @@
 """tapeflow.data: tf.data-style input pipelines over tapeflow tensors (``tf.data`` on the facade).
 
 Sources (``Dataset.from_tensor_slices``, ``from_tensors``, ``range``, ``from_generator``, ``zip``,
-``list_files``, :class:`TextLineDataset`, :class:`IDXDataset`), TensorFlow's transformations
+``list_files``, :class:`TextLineDataset`, :class:`TFRecordDataset`, :class:`IDXDataset`), TensorFlow's transformations
 (``map``, ``filter``, ``batch``, ``padded_batch``, ``unbatch``, ``shuffle``, ``repeat``, ``take``,
 ``skip``, ``shard``, ``prefetch``, ``cache``, ``interleave``, ``flat_map``, ``enumerate``,
 ``concatenate``, ``reduce``, ``apply``) with the same semantics, plain ``for x, y in ds:``
@@ -30,6 +30,7 @@ from .dataset import (
     Options,
     ThreadingOptions,
 )
+from ._readers_more import TFRecordDataset
 from .readers import IDXDataset, TextLineDataset, read_idx, write_idx
 
 __version__ = "0.1.0"
@@ -44,6 +45,7 @@ __all__ = [
     "Iterator",
     "OptimizationOptions",
     "Options",
+    "TFRecordDataset",
     "TensorSpec",
     "TextLineDataset",
     "ThreadingOptions",

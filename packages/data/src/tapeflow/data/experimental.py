@@ -11,6 +11,14 @@ INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 
 
+def __getattr__(name):
+    if name in ("CsvDataset", "make_csv_dataset"):  # tf.data.experimental's CSV readers
+        from . import _readers_more
+
+        return getattr(_readers_more, name)
+    raise AttributeError(f"module 'tapeflow.data.experimental' has no attribute {name!r}")
+
+
 def cardinality(dataset):
     """``dataset.cardinality()``: the number of elements, -1 if infinite, -2 if unknown.
 

@@ -9,6 +9,7 @@ True
 from __future__ import annotations
 
 import numpy as np
+from tapeflow.core.io import BytesList, Example, Feature, Features, FloatList, Int64List  # noqa: F401 (tf.train)
 from tapeflow.core.variables import Variable
 
 from .checkpoint import (
