@@ -320,3 +320,71 @@ def test_memory_info_counts_the_device_allocator():
         assert tf.config.experimental.get_memory_growth(dev) is False
         tf.config.experimental.set_memory_growth(dev, True)
         assert tf.config.experimental.get_memory_growth(dev) is True
+
+
+# ---- sliced variable assignment ---------------------------------------------------------------------
+
+def test_sliced_assignment_follows_tensorflow():
+    # the sequence checked against TensorFlow 2.21
+    v = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert v[0].assign([7.0, 8.0, 9.0]) is v
+    assert v.numpy().tolist() == [[7, 8, 9], [4, 5, 6]]
+    v[:, 1].assign(0.0)                                   # broadcast to the slice
+    assert v.numpy().tolist() == [[7, 0, 9], [4, 0, 6]]
+    v[tf.newaxis, 1, ::2].assign([[5.0, 5.0]])
+    assert v.numpy().tolist() == [[7, 0, 9], [5, 0, 5]]
+    v[1:].assign_add(tf.constant([[1.0, 1.0, 1.0]]))
+    v[-1, ...].assign_sub(2.0)
+    assert v.numpy().tolist() == [[7, 0, 9], [4, -1, 4]]
+    before = v[0]                                         # a slice is a tensor read when made
+    v[0].assign([0.0, 0.0, 0.0])
+    assert before.numpy().tolist() == [7, 0, 9] and v[0].numpy().tolist() == [0, 0, 0]
+    assert not hasattr(tf.constant([1.0]), "assign") and not hasattr(v.read_value(), "assign_add")
+
+
+def test_sliced_assignment_bad_input():
+    v = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with pytest.raises(InvalidArgumentError, match=r"Cannot broadcast input shape \[2\] into final shape \[3\].*"
+                                                    r"\[Op:ResourceStridedSliceAssign\]"):
+        v[0].assign([1.0, 2.0])
+    with pytest.raises(InvalidArgumentError, match=r"int32 value to a slice of the float32.*"
+                                                    r"\[Op:ResourceStridedSliceAssign\]"):
+        v[0].assign(tf.constant([1, 2, 3]))
+    with pytest.raises(InvalidArgumentError, match=r"\[Op:StridedSlice\]"):
+        v[5].assign(1.0)
+    assert v.numpy().tolist() == [[1, 2, 3], [4, 5, 6]]   # nothing was written
+
+
+def test_sliced_assignment_inside_tf_function_and_tapes():
+    v = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+    @tf.function
+    def step(d):
+        v[1].assign(v[1] * 2.0)
+        v[0, 1:].assign_add(d)
+        return v.read_value()
+
+    step(tf.constant(1.0))
+    np.testing.assert_array_equal(step(tf.constant(1.0)).numpy(), [[1, 4, 5], [16, 20, 24]])   # fresh per call
+    assert step.experimental_get_tracing_count() == 1
+    autodiff = pytest.importorskip("tapeflow.autodiff")
+    with autodiff.GradientTape() as tape:
+        y = tf.reduce_sum(v[1] * 3.0)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [[0, 0, 0], [3, 3, 3]])
+
+
+def test_sliced_updates_are_atomic():
+    import threading
+
+    v = tf.Variable(tf.zeros([3, 4]))
+
+    def work():
+        for _ in range(100):
+            v[1, 2:].assign_add(1.0)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert v.numpy()[1].tolist() == [0, 0, 400, 400] and float(tf.reduce_sum(v)) == 800.0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 
 from . import devices as _device
 from . import dtypes as _dt
@@ -333,7 +334,61 @@ class Variable:
         return iter(self.read_value())
 
     def __getitem__(self, key):
-        return self.read_value()[key]
+        """The slice ``self[key]`` as a tensor (read now, as every read) that can also be assigned:
+        ``v[0].assign(x)``, ``v[:, 1].assign_add(d)``, ``v[1:3].assign_sub(d)`` update that slice of the
+        variable atomically (the variable's lock), also inside ``tf.function``; ``x`` broadcasts to the slice.
+
+        >>> import tapeflow as tf
+        >>> v = tf.Variable([[1, 2, 3], [4, 5, 6]])
+        >>> _ = v[:, 1].assign([0, 0])
+        >>> _ = v[1, ::2].assign_add(10)
+        >>> v.numpy().tolist(), v[0].numpy().tolist()
+        ([[1, 0, 3], [14, 0, 16]], [1, 0, 3])
+        """
+        x = self.read_value()
+        t = x[key]   # recorded as any slice of a read: ops on it differentiate to the variable
+        if t is x:   # an identity key gives the read itself: the slice gets a tensor of its own
+            from .ops import identity
+
+            t = identity(x)
+        _SLICES[id(t)] = (weakref.ref(t, lambda _, i=id(t): _SLICES.pop(i, None)), self, key)
+        return t
+
+    def _assign_slice(self, value, *key_tensors, key, mode):
+        """``self[key] = value`` (mode "assign"), ``+= value`` ("add") or ``-= value`` ("sub"), atomically.
+        ``key_tensors`` fill the tensor places of ``key`` (a graph's update passes them as inputs)."""
+        op = "ResourceStridedSliceAssign"
+        if hooks.tracing and _trace.graph is not None:
+            template, tensors = _key_template(key)
+            return _traced_update(self, "_assign_slice", (value, *tensors), {"key": template, "mode": mode}, True)
+        key = _key_fill(key, key_tensors)
+        from .dispatch import to_tensor
+        from .ops import broadcast_to, cast, index_ops, manip_ops, range_, reshape, slice_ops
+
+        with self._lock, hooks.paused(), _device.device(self._value._dev):
+            x = self._value
+            # the flat positions of the slice's entries, as the slice of a range
+            sel = slice_ops.getitem(reshape(range_(x._size, dtype=_dt.int64), x._shape), key)
+            u = value if isinstance(value, Tensor) else to_tensor(value, op, x._dtype)
+            if u._dtype is not x._dtype:
+                if isinstance(value, Tensor):
+                    raise InvalidArgumentError(f"cannot assign a {u._dtype.name} value to a slice of the "
+                                               f"{x._dtype.name} variable {self._name!r}", op)
+                u = cast(u, x._dtype)
+            us, ss = tuple(u._shape), tuple(sel._shape)
+            if len(us) > len(ss) or any(a != 1 and a != b for a, b in zip(us[::-1], ss[::-1])):
+                raise InvalidArgumentError(f"Cannot broadcast input shape {list(us)} into final shape {list(ss)} "
+                                           f"(the slice {key!r} of variable {self._name!r})", op)
+            flat, idx = reshape(x, [-1]), reshape(sel, [-1, 1])
+            upd = reshape(broadcast_to(u, ss), [-1])
+            if mode == "assign":
+                new = index_ops.tensor_scatter_nd_update(flat, idx, upd)
+            elif mode == "add":
+                new = index_ops.tensor_scatter_nd_add(flat, idx, upd)
+            else:
+                new = manip_ops.tensor_scatter_nd_sub(flat, idx, upd)
+            self._value = reshape(new, x._shape)
+        return self
 
     def __deepcopy__(self, memo):
         return Variable(self._value, trainable=self.trainable, name=self._name)
@@ -393,6 +448,78 @@ def _traced_update(var, method, args, kwargs, read_value):
     graph.reads.pop(var, None)
     run_tensors(_UPDATE, tuple(vals), {"var": var, "method": method, "kwargs": kwargs})
     return var if read_value else None
+
+
+# ---- slices of variables: v[key] is a tensor that remembers (variable, key) and can be assigned -------------
+
+_SLICES: dict = {}   # id(the tensor v[key] gave) -> (weak reference to it, variable, key)
+
+
+_SLICE_METHODS = {"assign": "assign", "assign_add": "add", "assign_sub": "sub"}
+
+
+def _slice_getattr(self, name):
+    """``Tensor.__getattr__`` (reached only for names a tensor does not have): a tensor made by ``v[key]``
+    for a Variable ``v`` has ``assign``/``assign_add``/``assign_sub``, which update that slice of ``v``
+    atomically (``value`` broadcast to the slice) and return ``v``, as TensorFlow's sliced assignment;
+    ``read_value`` gives the tensor itself.  Other tensors have none of these.
+
+    >>> import tapeflow as tf
+    >>> v = tf.Variable([1.0, 2.0, 3.0])
+    >>> v[1:].assign_sub([1.0, 1.0]).numpy().tolist()
+    [1.0, 1.0, 2.0]
+    >>> hasattr(tf.constant([1.0]), "assign")
+    False
+    """
+    if name in _SLICE_METHODS or name == "read_value":
+        entry = _SLICES.get(id(self))
+        if entry is not None and entry[0]() is self:
+            if name == "read_value":
+                return lambda: self
+            var, key, mode = entry[1], entry[2], _SLICE_METHODS[name]
+
+            def update(value, use_locking=None, name=None, read_value=True):
+                out = var._assign_slice(value, key=key, mode=mode)
+                return out if read_value else None
+
+            update.__name__ = name
+            return update
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+
+Tensor.__getattr__ = _slice_getattr
+
+
+class _KeyTensor:
+    """A placeholder for the i-th tensor of a slice key in a graph's update (the tensor is an input)."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+    def __repr__(self):
+        return f"<key tensor {self.i}>"
+
+
+def _key_template(key):
+    """(key with its tensors replaced by placeholders, the tensors)."""
+    tensors = []
+
+    def sub(k):
+        if isinstance(k, Tensor) or hasattr(k, "_as_tensor"):
+            tensors.append(k)
+            return _KeyTensor(len(tensors) - 1)
+        return k
+
+    return (tuple(sub(k) for k in key) if isinstance(key, tuple) else sub(key)), tuple(tensors)
+
+
+def _key_fill(key, tensors):
+    def fill(k):
+        return tensors[k.i] if isinstance(k, _KeyTensor) else k
+
+    return tuple(fill(k) for k in key) if isinstance(key, tuple) else fill(key)
 
 
 class IndexedSlices:
