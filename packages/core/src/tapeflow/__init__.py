@@ -15,7 +15,7 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 from tapeflow.core import *  # noqa: E402,F401,F403
 from tapeflow.core import __version__, errors, dtypes  # noqa: E402,F401
-from tapeflow.core.api import (config, debugging, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
+from tapeflow.core.api import (config, debugging, image, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
 
 newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 
