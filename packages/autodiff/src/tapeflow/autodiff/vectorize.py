@@ -401,6 +401,8 @@ def _vectorize(fn, elems, flat, n):
                 res = BATCH_RULES[node.prim.name](node.prim, ins, bat, node.attrs or {}, n)
             except _NoRule as e:
                 return f"{node.prim.name} ({node.prim.tf_name}) cannot be batched here ({e})"
+            except Exception as e:   # noqa: BLE001 - the loop computes what the rule could not
+                return f"the batching rule of {node.prim.name} ({node.prim.tf_name}) failed ({type(e).__name__}: {e})"
             batched = True
             if isinstance(res, tuple) and len(res) == 2 and isinstance(res[1], bool):
                 res, batched = res
