@@ -191,7 +191,12 @@ class RaggedTensor:
 
     @property
     def values(self):
-        """The values the rows cut (a tensor, or a RaggedTensor for more ragged dimensions)."""
+        """The values the rows cut (a tensor, or a RaggedTensor for more ragged dimensions).
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).values.numpy().tolist()
+        [1, 2, 3]
+        """
         return self._values
 
     @property
@@ -209,12 +214,22 @@ class RaggedTensor:
 
     @property
     def row_splits(self) -> Tensor:
-        """Where each row starts in ``values`` and, last, where the last row ends (int64)."""
+        """Where each row starts in ``values`` and, last, where the last row ends (int64).
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).row_splits.numpy().tolist()
+        [0, 2, 2, 3]
+        """
         return self._row_splits
 
     @property
     def nested_row_splits(self) -> tuple:
-        """The row splits of each ragged dimension, outermost first."""
+        """The row splits of each ragged dimension, outermost first.
+
+        >>> import tapeflow as tf
+        >>> [s.numpy().tolist() for s in tf.ragged.constant([[[1], [2, 3]], [[4]]]).nested_row_splits]
+        [[0, 2, 3], [0, 1, 3, 4]]
+        """
         out, v = [self._row_splits], self._values
         while isinstance(v, RaggedTensor):
             out.append(v._row_splits)
@@ -223,12 +238,22 @@ class RaggedTensor:
 
     @property
     def ragged_rank(self) -> int:
-        """The number of ragged dimensions."""
+        """The number of ragged dimensions.
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[[1], [2, 3]], [[4]]]).ragged_rank
+        2
+        """
         return 1 + (self._values.ragged_rank if isinstance(self._values, RaggedTensor) else 0)
 
     @property
     def dtype(self):
-        """The values' dtype."""
+        """The values' dtype.
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).dtype.name
+        'int32'
+        """
         return self.flat_values._dtype
 
     @property
@@ -245,14 +270,30 @@ class RaggedTensor:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions.
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).ndim
+        2
+        """
         return len(self.shape)
 
     def nrows_int(self) -> int:
-        """The number of rows as a Python int."""
+        """The number of rows as a Python int.
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).nrows_int()
+        3
+        """
         return int(self._row_splits._shape[0]) - 1
 
     def nrows(self, out_type=_dt.int64, name=None) -> Tensor:
-        """The number of rows, a scalar (int64)."""
+        """The number of rows, a scalar (int64).
+
+        >>> import tapeflow as tf
+        >>> int(tf.ragged.constant([[1, 2], [], [3]]).nrows())
+        3
+        """
         return convert_to_tensor(self.nrows_int(), dtype_arg(out_type, "RaggedNRows"))
 
     def row_lengths(self, axis=1, name=None) -> Tensor:
@@ -270,11 +311,21 @@ class RaggedTensor:
         return s[1:] - s[:-1]
 
     def row_starts(self, name=None) -> Tensor:
-        """Where each row starts in ``values`` (int64)."""
+        """Where each row starts in ``values`` (int64).
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).row_starts().numpy().tolist()
+        [0, 2, 2]
+        """
         return self._row_splits[:-1]
 
     def row_limits(self, name=None) -> Tensor:
-        """Where each row ends in ``values`` (int64)."""
+        """Where each row ends in ``values`` (int64).
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).row_limits().numpy().tolist()
+        [2, 2, 3]
+        """
         return self._row_splits[1:]
 
     def value_rowids(self, name=None) -> Tensor:
@@ -294,7 +345,12 @@ class RaggedTensor:
         return o.range_(_nvals(self._values), dtype=_dt.int64) - o.gather(self._row_splits, self.value_rowids())
 
     def with_values(self, new_values) -> RaggedTensor:
-        """The same rows over ``new_values`` (as many as ``values``)."""
+        """The same rows over ``new_values`` (as many as ``values``).
+
+        >>> import tapeflow as tf
+        >>> tf.ragged.constant([[1, 2], [], [3]]).with_values([7, 8, 9]).to_list()
+        [[7, 8], [], [9]]
+        """
         return RaggedTensor(new_values, self._row_splits)
 
     def with_flat_values(self, new_values) -> RaggedTensor:
@@ -322,7 +378,12 @@ class RaggedTensor:
         return [v[s[i]:s[i + 1]] for i in range(len(s) - 1)]
 
     def numpy(self) -> np.ndarray:
-        """A NumPy object array of the rows (each a NumPy array, or nested lists for deeper raggedness)."""
+        """A NumPy object array of the rows (each a NumPy array, or nested lists for deeper raggedness).
+
+        >>> import tapeflow as tf
+        >>> [r.tolist() for r in tf.ragged.constant([[1, 2], [], [3]]).numpy()]
+        [[1, 2], [], [3]]
+        """
         s = _host_ints(self._row_splits)
         out = np.empty(len(s) - 1, dtype=object)
         for i in range(len(s) - 1):
@@ -478,6 +539,9 @@ def _install_binary():
 
         def rev(self, other, fn=fn, tf_name=tf_name):
             return self._binary(other, fn, tf_name, reflected=True)
+
+        fwd.__doc__ = f"``self {name} other`` on the flat values (same row splits, or a scalar other)."
+        rev.__doc__ = f"``other {name} self`` on the flat values (a scalar other)."
 
         setattr(RaggedTensor, f"__{name}__", fwd)
         setattr(RaggedTensor, f"__r{name}__", rev)

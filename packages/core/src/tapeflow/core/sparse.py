@@ -77,27 +77,52 @@ class SparseTensor:
 
     @property
     def indices(self) -> Tensor:
-        """The coordinates of the stored values (int64, ``[N, rank]``)."""
+        """The coordinates of the stored values (int64, ``[N, rank]``).
+
+        >>> import tapeflow as tf
+        >>> tf.SparseTensor([[0, 1]], [7], [2, 3]).indices.numpy().tolist()
+        [[0, 1]]
+        """
         return self._indices
 
     @property
     def values(self) -> Tensor:
-        """The stored values (``[N]``)."""
+        """The stored values (``[N]``).
+
+        >>> import tapeflow as tf
+        >>> tf.SparseTensor([[0, 1]], [7], [2, 3]).values.numpy().tolist()
+        [7]
+        """
         return self._values
 
     @property
     def dense_shape(self) -> Tensor:
-        """The shape of the dense tensor (int64, ``[rank]``)."""
+        """The shape of the dense tensor (int64, ``[rank]``).
+
+        >>> import tapeflow as tf
+        >>> tf.SparseTensor([[0, 1]], [7], [2, 3]).dense_shape.numpy().tolist()
+        [2, 3]
+        """
         return self._dense_shape
 
     @property
     def dtype(self):
-        """The values' dtype."""
+        """The values' dtype.
+
+        >>> import tapeflow as tf
+        >>> tf.SparseTensor([[0, 1]], [7], [2, 3]).dtype.name
+        'int32'
+        """
         return self._values._dtype
 
     @property
     def shape(self) -> TensorShape:
-        """The dense shape as a TensorShape."""
+        """The dense shape as a TensorShape.
+
+        >>> import tapeflow as tf
+        >>> tf.SparseTensor([[0, 1]], [7], [2, 3]).shape
+        TensorShape([2, 3])
+        """
         return TensorShape(tuple(int(d) for d in _host(self._dense_shape)))
 
     def with_values(self, new_values) -> SparseTensor:

@@ -164,17 +164,32 @@ class TensorArray:
 
     @property
     def dtype(self):
-        """The elements' dtype."""
+        """The elements' dtype.
+
+        >>> import tapeflow as tf
+        >>> tf.TensorArray(tf.int32, size=1).dtype.name
+        'int32'
+        """
         return self._dtype
 
     @property
     def dynamic_size(self) -> bool:
-        """Whether writes past the end grow the array."""
+        """Whether writes past the end grow the array.
+
+        >>> import tapeflow as tf
+        >>> tf.TensorArray(tf.int32, size=0, dynamic_size=True).dynamic_size
+        True
+        """
         return self._dynamic
 
     @property
     def element_shape(self):
-        """The elements' shape (None dimensions where unknown), or None before it is known."""
+        """The elements' shape (None dimensions where unknown), or None before it is known.
+
+        >>> import tapeflow as tf
+        >>> tf.TensorArray(tf.float32, size=1).write(0, [1.0, 2.0]).element_shape
+        TensorShape([2])
+        """
         return None if self._eshape is None else TensorShape(self._eshape)
 
     def size(self, name=None) -> Tensor:
