@@ -167,6 +167,16 @@ def test_hessian_vector_product_forward_over_backward():
     np.testing.assert_allclose(hv, want, rtol=1e-12)
 
 
+def test_tensorflows_documented_example_with_a_variable():
+    v = tf.Variable([1.0, 2.0])
+    with tf.autodiff.ForwardAccumulator(v, tf.constant([1.0, 0.0])) as acc:
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(v ** 3.0)
+        backward = tape.gradient(y, v)
+    assert backward.numpy().tolist() == [3.0, 12.0]
+    assert acc.jvp(backward).numpy().tolist() == [6.0, 0.0]   # as TensorFlow 2.21 prints
+
+
 def test_backward_over_forward():
     x = tf.constant([1.0, 2.0], tf.float64)
     u = tf.constant([1.0, 1.0], tf.float64)
