@@ -63,6 +63,40 @@ def test_resize_gradient_is_the_transposed_resampling():
         np.testing.assert_allclose(lhs, float((x2 * g).sum()), rtol=1e-4, err_msg=m)
 
 
+def test_large_batches_split_over_threads_like_single_images():
+    # a batch of 64 crosses the kernels' threading threshold, one image does not: both paths agree
+    x = _x((64, 24, 20, 3), seed=4)
+    for m, aa in (("bilinear", False), ("bicubic", True), ("area", False), ("nearest", False)):
+        whole = tf.image.resize(x, [17, 31], method=m, antialias=aa).numpy()
+        one = np.stack([tf.image.resize(x[i], [17, 31], method=m, antialias=aa).numpy() for i in (0, 37, 63)])
+        np.testing.assert_array_equal(whole[[0, 37, 63]], one, err_msg=m)
+        with tf.GradientTape() as tape:
+            t = tf.constant(x)
+            tape.watch(t)
+            y = tf.image.resize(t, [17, 31], method=m, antialias=aa)
+        g = tape.gradient(y, t).numpy()
+        t0 = tf.constant(x[37])
+        with tf.GradientTape() as tape:
+            tape.watch(t0)
+            y0 = tf.image.resize(t0, [17, 31], method=m, antialias=aa)
+        np.testing.assert_allclose(g[37], tape.gradient(y0, t0).numpy(), rtol=1e-6, err_msg=m)
+    big = _x((96, 96, 3), seed=5)
+    for f in (tf.image.rgb_to_hsv, tf.image.hsv_to_rgb):
+        rows = np.stack([f(big[i]).numpy() for i in (0, 50, 95)])
+        np.testing.assert_array_equal(f(big).numpy()[[0, 50, 95]], rows)
+
+
+def test_preserve_aspect_ratio_needs_known_sizes_while_tracing():
+    from tapeflow.core import devices
+    from tapeflow.core.runner import symbolic, tracing
+
+    x = symbolic((None, None, 3), tf.float32, devices.default_device())
+    with tracing():
+        assert tuple(tf.image.resize(x, [4, 5]).shape) == (4, 5, 3)
+        with pytest.raises(TypeError, match=r"preserve_aspect_ratio.*\[Op:ResizeBilinear\]"):
+            tf.image.resize(x, [4, 5], preserve_aspect_ratio=True)
+
+
 # ---- crops, flips, colour ------------------------------------------------------------------------------
 
 def test_composites_differentiate():

@@ -291,10 +291,15 @@ static void rgb_of(double h, double s, double v, double *out, double d[3][3]) {
     }
 }
 
-#define COLOUR_LOOP(T, ...)                                                                              \
+/* pixels in chunks of 4096, so the FP-mode guard is entered once per chunk, not per pixel */
+#define COLOUR_LOOP(T, ...)                                                                               \
     do {                                                                                                  \
         int nt = TPF_NTHREADS(n * 16);                                                                    \
-        TPF_PFOR(i, n, tpf_fp_enter(); __VA_ARGS__);                                                             \
+        int64_t nch = (n + 4095) / 4096;                                                                  \
+        TPF_PFOR(ch, nch,                                                                                 \
+            tpf_fp_enter();                                                                               \
+            int64_t i1 = (ch + 1) * 4096 < n ? (ch + 1) * 4096 : n;                                       \
+            for (int64_t i = ch * 4096; i < i1; i++) { __VA_ARGS__ });                                    \
     } while (0)
 
 int tpf_rgb_to_hsv(int dt, const void *in, void *out, int64_t n) {

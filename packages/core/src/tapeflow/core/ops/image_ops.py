@@ -158,7 +158,10 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
     if x._dtype not in _dt.NUMERIC + _HALF:
         raise InvalidArgumentError(f"images have dtype {x._dtype.name}; allowed: a real numeric dtype", op)
     h, w = x._shape[-3], x._shape[-2]
-    if preserve_aspect_ratio and h is not None and w is not None and h and w:
+    if preserve_aspect_ratio and (h is None or w is None):
+        raise TypeError(f"preserve_aspect_ratio needs the images' height and width while tracing (got "
+                        f"{list(x._shape)}) [Op:{op}]")
+    if preserve_aspect_ratio and h and w:
         factor = min(_f32(_f32(s[0]) / _f32(h)), _f32(_f32(s[1]) / _f32(w)))
         s = (int(round(_f32(factor * _f32(h)))), int(round(_f32(factor * _f32(w)))))
     if (h == 0 or w == 0) and _prod(x._shape) is not None:
