@@ -53,6 +53,7 @@ from .gpu_contract import (
     U8,
 )
 from .gpu_entries_host import HostEntries
+from .gpu_fused import FusedEntries
 from .gpu_entries_image import ImageEntries
 from .gpu_entries_nn import INT32_MAX, NNEntries
 
@@ -501,5 +502,5 @@ class CoreEntries:
         return self.launch(f"linspace_{SUF[dt]}", n, out, n, float(start), float(stop), step)
 
 
-class GPUBackend(CoreEntries, NNEntries, HostEntries, ImageEntries, GPURuntime):
+class GPUBackend(CoreEntries, NNEntries, HostEntries, ImageEntries, FusedEntries, GPURuntime):
     """The CPU backend's kernel table on a device: a driver subclasses this and adds its primitives."""

@@ -1,0 +1,238 @@
+"""Fused element-wise programs on a GPU: one generated kernel per program (``tpf_fused_eval`` on a device).
+
+A program is ``csrc/fused.c``'s register bytecode (instructions ``kind, op, dt, dst, a, b, c``).  Here it
+becomes straight-line OpenCL C / CUDA C: each work-item reads its element of every input, computes
+each instruction with the same scalar expressions as the element-wise kernels (``include/scalar_math.h``'s
+``TPF_X_*`` macros, picked from the rows of ``include/elementwise.def``: the op list stays one list)
+into a local variable, and writes its element of every output.  The source is the GPU prelude
+(``gpu/tpf_gpu.h``) with the scalar math, then the kernel; it is compiled once per program text (and
+denormal mode) and cached on the backend.
+
+>>> from tapeflow.kernels.gpu_fused import fused_kernel_source
+>>> src = fused_kernel_source([0, 6, 2, 1, 0, 0, 0], [0.0], 1, 2, [2, 2], [0], 1, [1], 1)
+>>> "TPF_X_EXP_f32(r0, " in src and "out0[i] = r1;" in src
+True
+"""
+from __future__ import annotations
+
+import hashlib
+import pathlib
+import re
+
+from .gpu_common import EBADARG, EBADDTYPE, EBADOP, EBADSIZE, OK, DeviceBuffer
+from .gpu_contract import LOCAL
+
+F32, F64, BOOL = 2, 3, 9
+_CTYPE = {F32: "float", F64: "double", BOOL: "u8"}
+_WIDE = {F32: "u32", F64: "u64", BOOL: "u32"}
+NFIELDS = 7
+_HERE = pathlib.Path(__file__).resolve().parent
+_ROW = re.compile(r"^TPF_(BINARY|UNARY)\(\s*(\w+)\s*,\s*\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*\w+\s*,\s*\w+\s*,"
+                  r"\s*(\w+)\s*,\s*(\w+)\s*\)", re.MULTILINE)
+
+
+def _rows():
+    """elementwise.def: per arity, a list in op-code order of (name, float kind, float expr, bool kind, bool expr)."""
+    text = (_HERE / "include" / "elementwise.def").read_text()
+    out = {"BINARY": [], "UNARY": []}
+    for arity, name, fk, fe, bk, be in _ROW.findall(text):
+        out[arity].append((name, fk, fe, bk, be))
+    return out
+
+
+_OPS = _rows()
+
+
+def _expr(kind: int, op: int, dt: int):
+    """The scalar-math macro of op ``op`` (kind 0 unary, 1 binary) for dtype ``dt`` and whether its result is
+    boolean; None when the op has no loop for that dtype."""
+    table = _OPS["UNARY" if kind == 0 else "BINARY"]
+    if not 0 <= op < len(table):
+        return None
+    _, fk, fe, bk, be = table[op]
+    if dt == BOOL:
+        return (be, False) if bk == "B" else None
+    if fk == "NO":
+        return None
+    if fk == "FS":
+        return f"{fe}_{'f32' if dt == F32 else 'f64'}", False
+    return fe, fk == "FB"
+
+
+def _check(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs) -> int:
+    if n_instr < 0 or n_regs < n_inputs or n_inputs < 0 or n_outputs < 0 or n_regs > 4096:
+        return EBADARG
+    if len(program) < n_instr * NFIELDS or len(reg_dtype) < n_regs or len(params) < n_instr:
+        return EBADARG
+    if any(d not in _CTYPE for d in reg_dtype[:n_regs]):
+        return EBADDTYPE
+    if any(not n_inputs <= r < n_regs for r in out_regs[:n_outputs]):
+        return EBADARG
+    for i in range(n_instr):
+        kind, op, dt, d, a, b, c = program[i * NFIELDS:(i + 1) * NFIELDS]
+        regs_ok = n_inputs <= d < n_regs and all(0 <= r < n_regs for r in (a, b, c))
+        if not regs_ok or dt not in _CTYPE or reg_dtype[a] != (BOOL if kind == 3 else dt):
+            return EBADARG
+        if kind in (0, 1):
+            e = _expr(kind, op, dt)
+            if e is None:
+                table = _OPS["UNARY" if kind == 0 else "BINARY"]
+                return EBADOP if not 0 <= op < len(table) else EBADDTYPE
+            if kind == 1 and reg_dtype[b] != dt:
+                return EBADARG
+            if reg_dtype[d] != (BOOL if e[1] else dt):
+                return EBADARG
+            if kind == 0 and _OPS["UNARY"][op][0] == "polygamma":
+                p = params[i]
+                if not (0 <= p <= 64 and p == int(p)):
+                    return EBADARG
+        elif kind == 2:
+            if {dt, reg_dtype[d]} != {F32, F64}:
+                return EBADDTYPE
+        elif kind == 3:
+            if reg_dtype[b] != dt or reg_dtype[c] != dt or reg_dtype[d] != dt:
+                return EBADARG
+        else:
+            return EBADOP
+    return OK
+
+
+def _literal(v: float) -> str:
+    if v != v:
+        return "(0.0 / 0.0)"
+    if v in (float("inf"), float("-inf")):
+        return "(1.0 / 0.0)" if v > 0 else "(-1.0 / 0.0)"
+    return repr(float(v))
+
+
+def fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs, out_regs,
+                        n_outputs, name: str | None = None) -> str:
+    """The OpenCL C / CUDA C text of program ``program`` (``tpf_fused_eval``'s arguments, without the
+    buffers): the GPU prelude, the scalar math and one kernel ``name`` (default ``fused_<hash>``)
+    ``(i64 n, inputs..., outputs...)``."""
+    lines = []
+    for r in range(n_inputs):
+        t = _CTYPE[reg_dtype[r]]
+        idx = "0" if input_is_scalar[r] else "i"
+        lines.append(f"    const {t} r{r} = in{r}[{idx}];")
+    for i in range(n_instr):
+        kind, op, dt, d, a, b, c = program[i * NFIELDS:(i + 1) * NFIELDS]
+        to = _CTYPE[reg_dtype[d]]
+        if kind == 0:
+            e = _expr(0, op, dt)[0]
+            rhs = f"({to})({e}(r{a}, (param_t){_literal(params[i])}, {_WIDE[dt]}))"
+            what = _OPS["UNARY"][op][0]
+        elif kind == 1:
+            e = _expr(1, op, dt)[0]
+            rhs = f"({to})({e}(r{a}, r{b}, {_WIDE[dt]}))"
+            what = _OPS["BINARY"][op][0]
+        elif kind == 2:
+            rhs, what = f"({to})r{a}", "cast"
+        else:
+            rhs, what = f"r{a} ? r{b} : r{c}", "select"
+        lines.append(f"    const {to} r{d} = {rhs};  /* {what} */")
+    for k in range(n_outputs):
+        lines.append(f"    out{k}[i] = r{out_regs[k]};")
+    params_ = [f"const G {_CTYPE[reg_dtype[r]]} *in{r}" for r in range(n_inputs)]
+    params_ += [f"G {_CTYPE[reg_dtype[r]]} *out{k}" for k, r in enumerate(out_regs[:n_outputs])]
+    body = "\n".join(lines)
+    if name is None:
+        name = "fused_" + hashlib.sha256(body.encode()).hexdigest()[:16]
+    from .kernel_sources import GPU_DIR, PRELUDE, expand_includes
+
+    kernel = (f"KERNEL {name}({', '.join(['i64 n'] + params_)}) {{\n"
+              f"    i64 i = GID0();\n    if (i >= n) return;\n{body}\n}}\n")
+    head = ("#include \"scalar_math.h\"\n#ifdef TPF_FP64\ntypedef double param_t;\n#else\ntypedef float param_t;\n"
+            "#endif\n")
+    return expand_includes((GPU_DIR / PRELUDE).read_text() + "\n" + head + kernel, "fused kernel")
+
+
+class FusedEntries:
+    """``fused_eval`` (``csrc/fused.c``'s entry) on a device, and ``fused_source`` (the generated text)."""
+
+    def fused_source(self, program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs, out_regs,
+                     n_outputs):
+        """The generated kernel source of a program (what ``ConcreteFunction.fused_kernels()`` shows)."""
+        st = _check(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs)
+        if st:
+            raise ValueError(f"not a fused program (status {st})")
+        return fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs,
+                                   out_regs, n_outputs, "fused")
+
+    def fused_eval(self, program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+                   outputs, out_regs, n_outputs, n):
+        program, params, reg_dtype = list(program), list(params), list(reg_dtype)
+        out_regs, input_is_scalar = list(out_regs), list(input_is_scalar)
+        st = _check(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs)
+        if st:
+            return st
+        if n < 0:
+            return EBADSIZE
+        if n == 0:
+            return OK
+        if F64 in reg_dtype[:n_regs] and not getattr(self, "fp64", True):
+            return EBADDTYPE
+        src = fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs,
+                                  out_regs, n_outputs, "fused")
+        k = self._fused_kernel(src)
+        args = [n] + [self._device_arg(h) for h in list(inputs)[:n_inputs]] + list(outputs)[:n_outputs]
+        self._launch(k, ((n + LOCAL - 1) // LOCAL * LOCAL,), (LOCAL,), "l" + "B" * (n_inputs + n_outputs), args)
+        return OK
+
+    def _device_arg(self, h):
+        return h if type(h) is DeviceBuffer else self._as_device(h)
+
+    def _as_device(self, h):
+        raise TypeError(f"fused_eval takes device buffers, got {type(h).__name__}")
+
+    def _fused_kernel(self, src: str):
+        """The compiled kernel ``fused`` of ``src``, built once per source and denormal mode."""
+        cache = self.__dict__.setdefault("_fused_cache", {})
+        key = (src, self._ftz)
+        k = cache.get(key)
+        if k is None:
+            with self._lock:
+                k = cache.get(key)
+                if k is None:
+                    k = cache[key] = (self._fused_build_cuda(src) if hasattr(self, "nvrtc")
+                                      else self._fused_build_opencl(src))
+        return k
+
+    def _fused_build_opencl(self, src: str):
+        ffi, cl = self.ffi, self.cl
+        csrc = ffi.new("char[]", src.encode())
+        prog = cl.clCreateProgramWithSource(self._ctx, 1, ffi.new("const char *[1]", [csrc]), ffi.NULL, self._err)
+        self._check(self._err[0], "clCreateProgramWithSource")
+        st = cl.clBuildProgram(prog, 1, self._dev_arr, self.build_options().encode(), ffi.NULL, ffi.NULL)
+        if st != 0:
+            raise RuntimeError(f"building a fused element-wise kernel failed on {self.device_name}: status {st}\n"
+                               f"{self._build_log(prog)}\n{src[-4000:]}")
+        k = cl.clCreateKernel(prog, b"fused", self._err)
+        self._check(self._err[0], "clCreateKernel(fused)")
+        return k
+
+    def _fused_build_cuda(self, src: str):
+        ffi, nv = self.ffi, self.nvrtc
+        prog = ffi.new("nvrtcProgram *")
+        if nv.nvrtcCreateProgram(prog, src.encode(), b"fused.cu", 0, ffi.NULL, ffi.NULL) != 0:
+            raise RuntimeError("nvrtcCreateProgram failed for a fused element-wise kernel")
+        try:
+            opts = [ffi.new("char[]", o.encode()) for o in self.build_options()]
+            if nv.nvrtcCompileProgram(prog[0], len(opts), ffi.new("const char *[]", opts)) != 0:
+                size = ffi.new("size_t *")
+                nv.nvrtcGetProgramLogSize(prog[0], size)
+                log = ffi.new("char[]", size[0] + 1)
+                nv.nvrtcGetProgramLog(prog[0], log)
+                raise RuntimeError(f"compiling a fused element-wise kernel failed:\n"
+                                   f"{ffi.string(log).decode(errors='replace')}")
+            size = ffi.new("size_t *")
+            nv.nvrtcGetPTXSize(prog[0], size)
+            ptx = ffi.new("char[]", size[0])
+            nv.nvrtcGetPTX(prog[0], ptx)
+        finally:
+            nv.nvrtcDestroyProgram(prog)
+        m = ffi.new("CUmodule *")
+        self._check(self.cu.cuModuleLoadData(m, ptx), "cuModuleLoadData(fused)")
+        f = ffi.new("CUfunction *")
+        self._check(self.cu.cuModuleGetFunction(f, m[0], b"fused"), "cuModuleGetFunction(fused)")
+        return f[0]
