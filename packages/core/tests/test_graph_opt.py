@@ -13,6 +13,15 @@ def _ops(f, *specs):
     return [st[6].prim.name for st in f.get_concrete_function(*specs)._plan.steps]
 
 
+@pytest.fixture(autouse=True)
+def _no_fusion():
+    """These tests count the nodes the other passes leave: element-wise fusion (test_fusion.py) is off."""
+    saved = tf.config.optimizer.get_experimental_options()
+    tf.config.optimizer.set_experimental_options({"elementwise_fusion": False})
+    yield
+    tf.config.optimizer.set_experimental_options(saved)
+
+
 @pytest.fixture
 def options():
     saved = tf.config.optimizer.get_experimental_options()

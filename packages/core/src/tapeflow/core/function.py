@@ -21,9 +21,11 @@ Tensor(5.0, shape=(), dtype=float32)
 """
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import itertools
+import re
 import threading
 import types
 import warnings
@@ -55,11 +57,18 @@ class FuncGraph(Graph):
     ``structured_outputs``.  Printing it lists its ops with shapes and dtypes.
 
     >>> import tapeflow as tf
-    >>> f = tf.function(lambda x: tf.nn.relu(x) + 1.0)
+    >>> f = tf.function(lambda x: tf.reduce_sum(tf.nn.relu(x), axis=1) + 1.0)
     >>> print(f.get_concrete_function(tf.TensorSpec([None, 2])).graph)
-    graph <lambda>(x: float32[?,2]) -> float32[?,2]
+    graph <lambda>(x: float32[?,2]) -> float32[?]
       %0 = relu(%x)  float32[?,2]
-      %1 = add(%0, const float32[])  float32[?,2]
+      %1 = reduce_sum(%0)  float32[?]
+      %2 = add(%1, const float32[])  float32[?]
+
+    A chain of element-wise ops runs as one fused kernel, printed with its program:
+
+    >>> print(tf.function(lambda x: tf.nn.relu(x) * 2.0 + 1.0).get_concrete_function(tf.TensorSpec([3])).graph)
+    graph <lambda>(x: float32[3]) -> float32[3]
+      %0 = fused_elementwise[add(multiply(relu(%x), 2.0), 1.0)](%x, const float32[], const float32[])  float32[3]
     """
 
     def __init__(self, name, allow_variables=True, parent=None):
@@ -109,6 +118,8 @@ class FuncGraph(Graph):
             attrs = ""
             if node.attrs and "var" in node.attrs:
                 attrs = f"[{node.attrs['var'].name}]"
+            elif node.prim.name == "fused_elementwise":  # its program, the inputs by name
+                attrs = "[" + re.sub(r"\$(\d+)", lambda m: ref(node.inputs[int(m.group(1))]), node.attrs["text"]) + "]"
             lhs = (", ".join(labels) + " = ") if labels else ""
             types_ = "  " + ", ".join(_ty(o) for o in outs) if outs else ""
             lines.append(f"  {lhs}{node.prim.name}{attrs}({', '.join(ref(t) for t in node.inputs)}){types_}")
@@ -510,6 +521,12 @@ class ConcreteFunction:
 
         graph.outputs = optimize(graph, graph.inputs, graph.outputs)
         self._plan = Plan(graph, graph.inputs, graph.outputs, graph.name)
+        self._taped_plan = self._plan  # what runs under a tape: no fused node (the tape records each op)
+        unfused = getattr(graph, "unfused_nodes", None)
+        if unfused is not None and unfused is not graph.nodes:
+            g = copy.copy(graph)
+            g.nodes = unfused
+            self._taped_plan = Plan(g, graph.inputs, graph.outputs, graph.name)
         graph.nodes = [st[6] for st in self._plan.steps]  # the graph as it runs (what printing shows)
         if self._plan.captures:
             raise ValueError(f"tf.function '{graph.name}' uses a symbolic tensor of another graph (a tensor "
@@ -566,10 +583,24 @@ class ConcreteFunction:
         if not placed:  # inputs go to the devices the graph was traced for
             phs = self.graph.inputs
             flat = [t if t._dev is p._dev else t.to(p._dev) for t, p in zip(flat, phs)]
-        outs = self._plan.run(flat, self.graph.name)
+        outs = (self._plan if hooks.recorder is None else self._taped_plan).run(flat, self.graph.name)
         if self._single is not None:
             return outs[0]
         return _pack_outputs(self.graph, outs)
+
+    def fused_kernels(self) -> list:
+        """The element-wise kernels the fusion pass made for this graph, in the order they run: for each, a
+        dict with ``program`` (the expressions it computes; ``$k`` is its input k), ``inputs`` and ``outputs``
+        (``dtype[shape]``) and, on a GPU device, ``source`` (the generated OpenCL C or CUDA C).
+
+        >>> import tapeflow as tf
+        >>> f = tf.function(lambda x: tf.exp(-x * x) + 1.0)
+        >>> [k["program"] for k in f.get_concrete_function(tf.TensorSpec([3])).fused_kernels()]
+        ['add(exp(multiply(negative(x), x)), 1.0)']
+        """
+        from .fusion import kernel_info
+
+        return [kernel_info(n, self.graph) for n in self.graph.nodes if n.prim.name == "fused_elementwise"]
 
     def pretty_printed_signature(self, verbose=True) -> str:
         """``name(args)`` with each argument's type, then the output's.
@@ -883,6 +914,7 @@ class Function:
         fg.input_names = _leaf_names(args, kwargs, params)
         targs, tkwargs = _replace((args, kwargs), iter(phs))
         fn = self._traced_callable()
+        fg.jit_compile = bool(self._jit_compile)  # the fusion pass: every element-wise op fused, or an error
         with tracing(fg):
             out = fn(*targs, **tkwargs)
             out = nest.map_structure(_read_if_variable, out)
@@ -977,7 +1009,10 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
     Usable as ``@tf.function``, ``@tf.function(input_signature=[...])`` or ``tf.function(f)``.
     ``autograph`` (default True) converts Python ``if``/``while``/``for`` on tensors into graph control
     flow; ``reduce_retracing`` relaxes shapes to unknown dimensions instead of retracing per shape;
-    ``jit_compile`` is accepted for TensorFlow compatibility: every tapeflow graph is compiled the same way.
+    ``jit_compile=True`` fuses aggressively (TensorFlow's "compile, or fail"): every element-wise op of the graph
+    becomes part of a fused kernel (even a lone one), and the trace raises ``InvalidArgumentError`` naming an
+    element-wise op that cannot be (a broadcast of a non-scalar, an integer or half dtype); other ops run as
+    always.  Unset or False, the fusion pass (``elementwise_fusion``) fuses the chains of two or more.
 
     >>> import tapeflow as tf
     >>> @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])

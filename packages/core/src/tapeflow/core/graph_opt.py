@@ -28,6 +28,7 @@ OPTIONS = {
     "constant_folding": True,
     "disable_model_pruning": False,    # True keeps nodes nothing needs (dead-code elimination off)
     "memory_optimizer": True,          # release each intermediate after its last use
+    "elementwise_fusion": True,        # chains of element-wise ops as one kernel (fusion.py)
 }
 #: TensorFlow's other switches: passes tapeflow does not have, so they may only be turned off
 ABSENT = ("layout_optimizer", "shape_optimization", "remapping", "dependency_optimization", "loop_optimization",
@@ -65,7 +66,12 @@ def optimize(graph, inputs, outputs) -> list:
     if OPTIONS["arithmetic_optimization"]:
         _cse(graph, sub)
     graph.replaced = {k: (old, _get(sub, old)) for k, (old, _) in sub.items()}  # closures may keep a replaced one
-    return [_get(sub, t) for t in outputs]
+    outputs = [_get(sub, t) for t in outputs]
+    if OPTIONS["elementwise_fusion"] or getattr(graph, "jit_compile", False):  # (jit_compile=True: always)
+        from .fusion import fuse
+
+        fuse(graph, outputs, bool(getattr(graph, "jit_compile", False)))
+    return outputs
 
 
 def _get(sub, t):

@@ -1,0 +1,449 @@
+"""Element-wise fusion: chains of element-wise ops in a ``tf.function`` graph run as one kernel.
+
+The last graph pass (``graph_opt.optimize``; switch: ``tf.config.optimizer.set_experimental_options(
+{"elementwise_fusion": False})``).  It groups maximal sets of element-wise nodes (the unary and binary
+ops of ``elementwise.def``, ``cast`` between float32 and float64, comparisons, ``select``) on
+float32/float64 (and the booleans between them) of one device whose tensors all have the group's shape
+or are scalars, where every intermediate is used only inside the group or is also one of the group's
+outputs.  Each group of two or more nodes becomes one ``fused_elementwise`` node: a register program
+(instructions ``(kind, op, dtype, dst, a, b, c)`` over registers holding the inputs and the
+temporaries) that the CPU evaluates tile by tile (``csrc/fused.c``: one read of the inputs, one write
+of the outputs) and the GPU backends compile into one kernel each (``tapeflow.kernels.gpu_fused``).
+On the CPU the results are the unfused graph's, bit for bit: the same loops, in the same order.
+
+A graph run under a ``GradientTape`` runs the unfused plan (the tape records each op); a tape inside
+the function traces its gradient ops, which are fused like the others.
+
+>>> import tapeflow as tf
+>>> f = tf.function(lambda x: tf.tanh(x * 2.0 + 1.0) * tf.sigmoid(x))
+>>> cf = f.get_concrete_function(tf.TensorSpec([4], tf.float32))
+>>> [k["program"] for k in cf.fused_kernels()]
+['multiply(tanh(add(multiply(x, 2.0), 1.0)), sigmoid(x))']
+>>> [round(v, 4) for v in cf(tf.constant([0.0, 1.0, 2.0, 3.0])).numpy().tolist()]
+[0.3808, 0.7274, 0.8807, 0.9526]
+"""
+from __future__ import annotations
+
+from tapeflow import kernels
+
+from . import dtypes as _dt
+from .errors import InvalidArgumentError
+from .runner import Node, PRIMITIVES, check, primitive
+from .tensor import Tensor, make
+
+F32, F64, BOOL = _dt.float32, _dt.float64, _dt.bool_
+_REG_DTYPES = (F32, F64, BOOL)
+UNARY, BINARY, CAST, SELECT = 0, 1, 2, 3
+_KIND_NAME = {UNARY: "unary", BINARY: "binary", CAST: "cast", SELECT: "select"}
+
+
+def _tables():
+    """primitive name -> kernel op name, for the unary and the binary element-wise primitives."""
+    from .ops import math_ops as m
+
+    un = {m._UNARY_DOC[k][0]: k for k in kernels.UNARY_OPS if k in m._UNARY_DOC}
+    un.update({k: k for k in m._UNARY_OWN})
+    bi = {m._BINARY_DOC[k][0]: k for k in kernels.BINARY_OPS if k in m._BINARY_DOC}
+    bi.update({k: k for k in m._BINARY_OWN})
+    return un, bi
+
+
+_UN, _BI = _tables()
+#: a unary primitive's attributes -> the kernel's scalar parameter
+_PARAM = {"leaky_relu": lambda a: float(a["alpha"]), "gelu": lambda a: 1.0 if a["approximate"] else 0.0,
+          "polygamma": lambda a: float(a["order"])}
+_PARAM_TEXT = {"leaky_relu": lambda a: f"alpha={a['alpha']}", "gelu": lambda a: f"approximate={a['approximate']}",
+               "polygamma": lambda a: f"order={a['order']}"}
+
+
+def is_elementwise(node) -> bool:
+    """Whether ``node`` is one of the element-wise primitives the pass knows (whatever its dtypes)."""
+    n = node.prim.name
+    return n in _UN or n in _BI or n in ("cast", "select")
+
+
+def _why_not(node) -> str | None:
+    """Why ``node`` cannot be an instruction of a fused program (its shapes aside), or None."""
+    n = node.prim.name
+    if getattr(node.prim, "stateful", False) or (node.attrs and node.attrs.get("_graphs")):
+        return "it is stateful or has subgraphs"
+    if not isinstance(node.outputs, Tensor):
+        return "it has several outputs"
+    out = node.outputs
+    ins = node.inputs
+    if any(not isinstance(t, Tensor) for t in ins):
+        return "an input is not a tensor"
+    if any(t._dev is not node.dev for t in ins) or out._dev is not node.dev:
+        return "its inputs are on another device"
+    dts = [t._dtype for t in ins]
+    if n == "cast":
+        if {dts[0], out._dtype} != {F32, F64}:
+            return f"a cast from {dts[0].name} to {out._dtype.name} (only float32 <-> float64 fuse)"
+        return None
+    if n == "select":
+        if dts[0] is not BOOL or dts[1] is not dts[2] or dts[1] not in _REG_DTYPES:
+            return f"a select over {dts[1].name} (only float32, float64 and bool fuse)"
+        return None
+    op = _UN.get(n) or _BI.get(n)
+    if op is None:
+        return "it is not element-wise"
+    arity = 1 if n in _UN else 2
+    dt = dts[0]
+    if dt not in _REG_DTYPES:
+        return f"its dtype {dt.name} has no fused loop (only float32, float64 and bool)"
+    if dt.name not in kernels.elementwise_dtypes(op, arity):
+        return f"{op} has no {dt.name} loop"
+    if arity == 1 and n in _PARAM and not node.attrs:
+        return "its parameter is missing"
+    if arity == 1 and n not in _PARAM and node.attrs:
+        return f"it has attributes {sorted(node.attrs)}"
+    return None
+
+
+def _is_scalar(t) -> bool:
+    return t._size == 1 and None not in tuple(t._shape)
+
+
+def _fits(node, shape) -> str | None:
+    """Whether every tensor of ``node`` has ``shape`` (or is a scalar input of no higher rank)."""
+    if tuple(node.outputs._shape) != shape:
+        return f"its output shape {tuple(node.outputs._shape)} is not the group's {shape}"
+    for t in node.inputs:
+        s = tuple(t._shape)
+        if s == shape or (_is_scalar(t) and len(s) <= len(shape)):
+            continue
+        return f"it broadcasts {s} to {shape} (only scalars broadcast in a fused kernel)"
+    return None
+
+
+# ---- the pass ------------------------------------------------------------------------------------------
+
+def fuse(graph, outputs, jit_compile: bool = False) -> int:
+    """Replace each group of fusable element-wise nodes of ``graph`` by one ``fused_elementwise`` node.
+
+    ``graph.nodes`` changes in place (``graph.unfused_nodes`` keeps the list before); returns the number
+    of fused nodes made.  With ``jit_compile`` every element-wise node must end in a fused kernel (a lone
+    one too), or this raises ``InvalidArgumentError`` naming the op and why it could not be fused.
+    """
+    nodes = list(graph.nodes)
+    graph.unfused_nodes = nodes
+    producer = {}
+    for i, node in enumerate(nodes):
+        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
+            producer[id(o)] = i
+    # uses outside any group decide the outputs; the graph's outputs and replaced tensors count as uses
+    external_ids = {id(t) for t in outputs if isinstance(t, Tensor)}
+    for _, t in getattr(graph, "replaced", {}).values():
+        if isinstance(t, Tensor):
+            external_ids.add(id(t))
+    consumers: dict = {}
+    for i, node in enumerate(nodes):
+        for t in node.inputs:
+            if isinstance(t, Tensor):
+                consumers.setdefault(id(t), []).append(i)
+    # live nodes (what Plan keeps): only those are fused
+    needed = set(external_ids)
+    live = [False] * len(nodes)
+    from .function import _stateful
+
+    for i in range(len(nodes) - 1, -1, -1):
+        node = nodes[i]
+        outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
+        if _stateful(node) or any(id(o) in needed for o in outs):
+            live[i] = True
+            needed.update(id(t) for t in node.inputs if isinstance(t, Tensor))
+    # stateful nodes and variable reads keep their order (a read before or after an update): each depends on
+    # the one before it, for the cycle check and for the order of the fused graph
+    ordered = [i for i, node in enumerate(nodes) if _ordered(node)]
+    prev_ordered = {b: a for a, b in zip(ordered, ordered[1:])}
+    reasons = {}
+    ok = [False] * len(nodes)
+    for i, node in enumerate(nodes):
+        if live[i] and is_elementwise(node):
+            r = _why_not(node) or _fits(node, tuple(node.outputs._shape))
+            ok[i] = r is None
+            reasons[i] = r
+    group = list(range(len(nodes)))  # union-find over node indices
+    members = {i: [i] for i in range(len(nodes)) if ok[i]}
+
+    def find(i):
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    def reaches_outside(a_set, b_set, lo):
+        """A path from a member of ``a_set`` to a member of ``b_set`` through a node outside both, in the graph
+        where the groups made so far are one node each (a path may enter a group at one member and leave it
+        at another)."""
+        both = a_set | b_set
+        stack = [producer[id(t)] for j in b_set for t in nodes[j].inputs
+                 if isinstance(t, Tensor) and id(t) in producer and producer[id(t)] not in both]
+        seen = set()
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            if k in a_set:
+                return True
+            r = find(k) if ok[k] else k
+            ms = members.get(r, (k,))
+            if ms[-1] < lo:  # the whole group (or node) comes before both: it cannot follow a member of a_set
+                continue
+            seen.update(ms)
+            stack.extend(producer[id(t)] for m in ms for t in nodes[m].inputs
+                         if isinstance(t, Tensor) and id(t) in producer)
+            stack.extend(prev_ordered[m] for m in ms if m in prev_ordered)
+        return False
+
+    for i, node in enumerate(nodes):
+        if not ok[i]:
+            continue
+        shape = tuple(node.outputs._shape)
+        for t in node.inputs:
+            j = producer.get(id(t))
+            if j is None or not ok[j]:
+                continue
+            gi, gj = find(i), find(j)
+            if gi == gj or tuple(nodes[gj].outputs._shape) != shape or nodes[gj].dev is not node.dev:
+                continue
+            a, b = set(members[gj]), set(members[gi])
+            lo = min(min(a), min(b))
+            if reaches_outside(a, b, lo) or reaches_outside(b, a, lo):
+                continue
+            group[gi] = gj
+            members[gj] = sorted(members[gj] + members.pop(gi))
+    fused_at = {}
+    count = 0
+    for root, ms in members.items():
+        if len(ms) < 2 and not jit_compile:
+            continue
+        fnode = _fused_node([nodes[k] for k in ms], consumers, external_ids, set(ms))
+        fused_at[ms[-1]] = fnode
+        for k in ms:
+            fused_at.setdefault(k, None)
+        count += 1
+    if jit_compile:
+        for i, r in reasons.items():
+            if r is not None:
+                node = nodes[i]
+                at = f" (created at {node.where})" if node.where else ""
+                raise InvalidArgumentError(
+                    f"tf.function(jit_compile=True): {node.prim.tf_name} ({node.prim.name}){at} cannot be compiled "
+                    f"into a fused kernel: {r}; allowed: float32/float64 element-wise ops over tensors of one shape "
+                    f"and scalars (or jit_compile=False)", node.prim.tf_name)
+    if not count:
+        return 0
+    graph.nodes = _toposort(nodes, fused_at)
+    return count
+
+
+def _ordered(node) -> bool:
+    """A node whose place among the other such nodes is part of the program: stateful, or a variable read."""
+    from .function import _stateful
+
+    return _stateful(node) or bool(node.attrs and "var" in node.attrs)
+
+
+def _toposort(nodes, fused_at):
+    """The nodes with each group replaced by its fused node, in an order where producers come first."""
+    items = []  # (node, original position)
+    for i, node in enumerate(nodes):
+        if i in fused_at:
+            if fused_at[i] is not None:
+                items.append(fused_at[i])
+        else:
+            items.append(node)
+    made = {}
+    for k, node in enumerate(items):
+        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
+            made[id(o)] = k
+    deps = [set() for _ in items]
+    users = [[] for _ in items]
+    last = None
+    for k, node in enumerate(items):
+        pre = [made.get(id(t)) for t in node.inputs]
+        if _ordered(node):  # after the stateful node or variable read before it
+            pre.append(last)
+            last = k
+        for j in pre:
+            if j is not None and j != k and j not in deps[k]:
+                deps[k].add(j)
+                users[j].append(k)
+    import heapq
+
+    ready = [k for k in range(len(items)) if not deps[k]]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(items[k])
+        for u in users[k]:
+            deps[u].discard(k)
+            if not deps[u]:
+                heapq.heappush(ready, u)
+    if len(order) != len(items):  # cannot happen: groups are merged only without a path through the outside
+        raise AssertionError("element-wise fusion made a cycle")
+    return order
+
+
+def _fused_node(group, consumers, external_ids, idx):
+    """One ``fused_elementwise`` node for ``group`` (nodes in graph order)."""
+    produced = {}
+    for k, node in enumerate(group):
+        produced[id(node.outputs)] = k
+    inputs, reg = [], {}
+    for node in group:
+        for t in node.inputs:
+            if id(t) not in produced and id(t) not in reg:
+                reg[id(t)] = len(inputs)
+                inputs.append(t)
+    shape = tuple(group[-1].outputs._shape)
+    program, params = [], []
+    reg_dtypes = [t._dtype for t in inputs]
+    for node in group:
+        r = len(reg_dtypes)
+        o = node.outputs
+        reg[id(o)] = r
+        reg_dtypes.append(o._dtype)
+        n = node.prim.name
+        src = [reg[id(t)] for t in node.inputs] + [0, 0]
+        if n == "cast":
+            ins = (CAST, 0, node.inputs[0]._dtype.code, r, src[0], 0, 0)
+        elif n == "select":
+            ins = (SELECT, 0, node.inputs[1]._dtype.code, r, src[0], src[1], src[2])
+        elif n in _UN:
+            ins = (UNARY, kernels.UNARY_CODES[_UN[n]], node.inputs[0]._dtype.code, r, src[0], 0, 0)
+        else:
+            ins = (BINARY, kernels.BINARY_CODES[_BI[n]], node.inputs[0]._dtype.code, r, src[0], src[1], 0)
+        program.append(ins)
+        params.append(_PARAM[n](node.attrs) if n in _PARAM else 0.0)
+    outs = []
+    for node in group:
+        o = node.outputs
+        if id(o) in external_ids or any(u not in idx for u in consumers.get(id(o), ())):
+            outs.append(o)
+    attrs = {
+        "program": tuple(program), "params": tuple(params), "reg_dtypes": tuple(d.code for d in reg_dtypes),
+        "scalar": tuple(tuple(t._shape) != shape for t in inputs),
+        "out_regs": tuple(reg[id(o)] for o in outs), "shape": shape,
+        "text": _text(group, inputs, outs, reg, consumers, idx),
+        "nodes": tuple(group),
+    }
+    return Node(FUSED, tuple(inputs), outs[0] if len(outs) == 1 else tuple(outs), attrs,
+                group[-1].where, group[-1].dev)
+
+
+def _text(group, inputs, outs, reg, consumers, idx):
+    """The program as expressions: inputs ``$0, $1, ...`` (scalar constants by value), a temporary used
+    twice named once (``t3 = ...;``)."""
+    expr = {}
+    for k, t in enumerate(inputs):
+        if t._h is not None and t._size == 1:
+            v = t.numpy().reshape(()).item()
+            expr[id(t)] = repr(v)
+        else:
+            expr[id(t)] = f"${k}"
+    lets = []
+    outset = {id(o) for o in outs}
+    for node in group:
+        n = node.prim.name
+        args = [expr[id(t)] for t in node.inputs]
+        if n == "cast":
+            e = f"cast<{node.outputs._dtype.name}>({args[0]})"
+        elif n in _PARAM:
+            e = f"{n}({args[0]}, {_PARAM_TEXT[n](node.attrs)})"
+        else:
+            e = f"{n}({', '.join(args)})"
+        o = node.outputs
+        uses = sum(1 for u in consumers.get(id(o), ()) if u in idx)
+        if uses > 1 and id(o) not in outset:
+            name = f"t{reg[id(o)]}"
+            lets.append(f"{name} = {e}")
+            e = name
+        expr[id(o)] = e
+    body = [expr[id(o)] for o in outs]
+    return "; ".join(lets + [", ".join(body)])
+
+
+# ---- the primitive ---------------------------------------------------------------------------------------
+
+def _infer(*inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes):
+    specs = [(shape, _dt.from_code(reg_dtypes[r])) for r in out_regs]
+    return specs if len(specs) > 1 else specs[0]
+
+
+def _run_unfused(dev, inputs, nodes):
+    """The group's nodes one by one (the shapes met at run time are not the fused kernel's): the value of
+    each node's output by its id."""
+    env = {}
+    n = 0
+    for node in nodes:  # the fused node's inputs are the nodes' outside inputs in order of first use
+        for t in node.inputs:
+            if id(t) not in env and all(id(t) != id(m.outputs) for m in nodes):
+                env[id(t)] = inputs[n]
+                n += 1
+    for node in nodes:
+        vals = tuple(env.get(id(t), t) for t in node.inputs)
+        env[id(node.outputs)] = node.prim.impl(dev, *vals, **node.attrs) if node.attrs else node.prim.impl(dev, *vals)
+    return env
+
+
+@primitive("fused_elementwise", "FusedElementwise", infer=_infer,
+           internal="made by graph_opt's element-wise fusion pass from ops of a traced graph")
+def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes):
+    run_shape = shape
+    for t, s in zip(inputs, scalar):
+        if not s:
+            run_shape = tuple(t._shape)
+            break
+    if None in run_shape or any(
+            (tuple(t._shape) != run_shape) if not s else (t._size != 1 or len(t._shape) > len(run_shape))
+            for t, s in zip(inputs, scalar)):
+        env = _run_unfused(dev, inputs, nodes)  # unknown dimensions that broadcast when the graph runs
+        n_in = len(reg_dtypes) - len(program)  # registers below are the inputs, then one per node
+        outs = tuple(env[id(nodes[r - n_in].outputs)] for r in out_regs)
+        return outs if len(outs) > 1 else outs[0]
+    size = 1
+    for d in run_shape:
+        size *= d
+    be = dev.backend
+    hs, res = [], []
+    for r in out_regs:
+        dt = _dt.from_code(reg_dtypes[r])
+        h, host = be.alloc(run_shape, dt.np)
+        hs.append(h)
+        res.append(make(h, host, run_shape, dt, dev, size))
+    flat = [v for ins in program for v in ins]
+    check(be.fused_eval(flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes),
+                        [t._h for t in inputs], [1 if s else 0 for s in scalar], len(inputs),
+                        hs, list(out_regs), len(out_regs), size), "fused_eval")
+    return tuple(res) if len(res) > 1 else res[0]
+
+
+FUSED = PRIMITIVES["fused_elementwise"]
+
+
+def _ty(t) -> str:
+    return f"{t._dtype.name}[{','.join('?' if d is None else str(d) for d in t._shape)}]"
+
+
+def kernel_info(node, graph=None) -> dict:
+    """What ``ConcreteFunction.fused_kernels()`` shows of fused node ``node``: its program (inputs that are the
+    graph's inputs by name, others as ``$k``), inputs, outputs and, on a GPU, the generated source."""
+    import re
+
+    names = {}
+    if graph is not None:
+        names = {id(t): n for t, n in zip(graph.inputs, graph.input_names)}
+    ins = node.inputs
+    text = re.sub(r"\$(\d+)", lambda m: names.get(id(ins[int(m.group(1))]), m.group(0)), node.attrs["text"])
+    outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
+    info = {"program": text, "inputs": [_ty(t) for t in ins], "outputs": [_ty(o) for o in outs]}
+    source = getattr(node.dev.backend, "fused_source", None)
+    if source is not None:
+        a = node.attrs
+        info["source"] = source([v for i in a["program"] for v in i], list(a["params"]), len(a["program"]),
+                                len(a["reg_dtypes"]), list(a["reg_dtypes"]), [1 if s else 0 for s in a["scalar"]],
+                                len(ins), list(a["out_regs"]), len(a["out_regs"]))
+    return info

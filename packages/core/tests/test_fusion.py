@@ -1,0 +1,226 @@
+"""Element-wise fusion (fusion.py): chains of element-wise ops in a tf.function run as one kernel with the
+unfused graph's results (bit for bit on the CPU, within 1 ulp on a GPU), gradients included."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tapeflow as tf
+from tapeflow.core.testing import seeded_rng
+
+ON_CPU = tf.constant(0.0)._dev.kind == "cpu"
+
+
+@pytest.fixture
+def options():
+    saved = tf.config.optimizer.get_experimental_options()
+    yield tf.config.optimizer.set_experimental_options
+    tf.config.optimizer.set_experimental_options(saved)
+
+
+def _ops(cf):
+    return [st[6].prim.name for st in cf._plan.steps]
+
+
+def _both(fn, *args):
+    """``fn`` compiled with fusion and without: the flat outputs of each, and the fused concrete function."""
+    specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
+    tf.config.optimizer.set_experimental_options({"elementwise_fusion": True})
+    fused = tf.function(fn).get_concrete_function(*specs)
+    tf.config.optimizer.set_experimental_options({"elementwise_fusion": False})
+    plain = tf.function(fn).get_concrete_function(*specs)
+    tf.config.optimizer.set_experimental_options({"elementwise_fusion": True})
+    a, b = tf.nest.flatten(fused(*args)), tf.nest.flatten(plain(*args))
+    return [t.numpy() for t in a], [t.numpy() for t in b], fused
+
+
+def _assert_same(got, want, dtype):
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if ON_CPU or g.dtype == np.bool_:
+            assert g.tobytes() == w.tobytes()  # bit for bit (NaNs and signed zeros included)
+        else:  # within 1 ulp
+            np.testing.assert_array_max_ulp(g, w, maxulp=1)
+
+
+CHAINS = {
+    "issue": lambda x: tf.tanh(x * 2.0 + 1.0) * tf.sigmoid(x) - tf.exp(-x * x),
+    "unary": lambda x: tf.math.log1p(tf.abs(tf.sin(tf.cos(x)))) + tf.sqrt(tf.square(x) + 1.0),
+    "activations": lambda x: tf.nn.gelu(tf.nn.silu(x)) + tf.nn.leaky_relu(x, 0.3) + tf.nn.gelu(x, approximate=True)
+    + tf.nn.softplus(x) - tf.nn.relu6(x * 3.0),
+    "scalars_left": lambda x: 2.0 - 3.0 / (1.0 + tf.exp(-x)) + tf.maximum(0.5, x) * tf.minimum(x, -0.25),
+    "shared": lambda x: (lambda e: (e * e + e) / (1.0 + e))(tf.exp(tf.tanh(x))),
+    "compare_select": lambda x: tf.where(x > 0.25, tf.exp(x), x * x - 1.0) + tf.cast(tf.equal(x, x), x.dtype),
+    "special": lambda x: tf.math.floormod(x * 7.0, 3.0) + tf.math.atan2(x, 2.0) + tf.math.pow(tf.abs(x), 0.5)
+    + tf.math.erf(x) + tf.math.lgamma(tf.abs(x) + 1.0),
+}
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+@pytest.mark.parametrize("n", [1, 1000, 1025, 70001])  # one tile, several, threads (>= 32768 elements)
+@pytest.mark.parametrize("name", sorted(CHAINS))
+def test_fused_chains_equal_unfused(options, name, n, dtype):
+    rng = seeded_rng(f"fusion-{name}-{n}")
+    v = rng.normal(size=n) * 2
+    v[: min(n, 4)] = [0.0, -0.0, np.nan, np.inf][: min(n, 4)] if n > 1 else [0.5]
+    x = tf.constant(v, dtype)
+    got, want, cf = _both(CHAINS[name], x)
+    assert _ops(cf).count("fused_elementwise") == 1, _ops(cf)
+    _assert_same(got, want, dtype)
+
+
+def test_several_outputs_and_intermediates_used_outside(options):
+    def f(x, y):
+        a = x * y + 1.0
+        b = tf.tanh(a)
+        m = tf.matmul(tf.reshape(a, [4, 8]), tf.ones([8, 2]))  # a is also used by a matmul
+        return b * 2.0, a - y, m
+
+    x, y = tf.random.normal([32], seed=1), tf.random.normal([32], seed=2)
+    got, want, cf = _both(f, x, y)
+    _assert_same(got, want, tf.float32)
+    fused = [n for n in cf.graph.nodes if n.prim.name == "fused_elementwise"]
+    assert len(fused) == 1 and len(fused[0].outputs) == 3  # a, b * 2 and a - y: one kernel, three outputs
+
+
+def test_casts_between_float_types_fuse(options):
+    def f(x):
+        y = tf.cast(tf.exp(x), tf.float64) * 3.0
+        return tf.cast(tf.sqrt(y + 1.0), tf.float32) - x
+
+    x = tf.constant(seeded_rng("cast").normal(size=2049), tf.float32)
+    got, want, cf = _both(f, x)
+    assert _ops(cf) == ["fused_elementwise"]
+    _assert_same(got, want, tf.float32)
+
+
+def test_no_cycle_through_an_unfused_op(options):
+    # a feeds a reduction whose result feeds c: a and c cannot be one kernel (c needs the sum of a)
+    def f(x):
+        a = tf.exp(x) + 1.0
+        s = tf.reduce_sum(a)
+        return tf.tanh(a) * s - a
+
+    x = tf.random.normal([100], seed=3)
+    got, want, cf = _both(f, x)
+    _assert_same(got, want, tf.float32)
+    assert "reduce_sum" in _ops(cf)
+
+
+def test_no_cycle_through_another_group(options):
+    # x1 -> x2 is a scalar group, y1 + y2 a vector group; x1 feeds y1 and y2 feeds x2 through a sum: fusing
+    # y2 into y1's group would make the two groups need each other
+    def f(v, s):
+        x1 = tf.exp(s)
+        y1 = v * x1
+        y2 = tf.tanh(v)
+        x2 = x1 + tf.reduce_sum(y2)
+        return y1 + y2, x2 * 2.0
+
+    got, want, cf = _both(f, tf.random.normal([50], seed=7), tf.constant(0.5))
+    _assert_same(got, want, tf.float32)
+
+
+def test_variable_reads_and_updates_keep_their_order(options):
+    v = tf.Variable(tf.ones([8]))
+
+    def step(x):
+        a = tf.exp(x)
+        v.assign_add(a)  # the update needs a; the read after it must see it
+        r = v.read_value()
+        return tf.tanh(a * r)
+
+    x = tf.random.normal([8], seed=8)
+    want = step(x).numpy()  # eagerly: v = 1 + exp(x)
+    v.assign(tf.ones([8]))
+    f = tf.function(step)
+    got = f(x).numpy()
+    assert got.tobytes() == want.tobytes()
+    np.testing.assert_array_equal(v.numpy(), 1.0 + np.exp(x.numpy()))
+
+
+def test_broadcasts_and_other_dtypes_stay_unfused(options):
+    f = tf.function(lambda x, b: tf.nn.relu(x + b) * 2.0)  # x [3, 4] + b [4]: a broadcast, not a scalar
+    cf = f.get_concrete_function(tf.TensorSpec([3, 4]), tf.TensorSpec([4]))
+    assert _ops(cf) == ["add", "fused_elementwise"]  # relu and * 2.0 fuse, the broadcast add does not
+    g = tf.function(lambda i: (i * 2 + 1) * 3)
+    assert "fused_elementwise" not in _ops(g.get_concrete_function(tf.TensorSpec([5], tf.int32)))
+    h = tf.function(lambda x: tf.exp(x) + 1.0)
+    assert _ops(h.get_concrete_function(tf.TensorSpec([5], tf.float16))) == ["exp", "add"]
+
+
+def test_switched_off_and_single_ops_stay(options):
+    f = tf.function(lambda x: tf.exp(x) * 2.0)
+    assert _ops(f.get_concrete_function(tf.TensorSpec([3]))) == ["fused_elementwise"]
+    assert _ops(tf.function(lambda x: tf.exp(x)).get_concrete_function(tf.TensorSpec([3]))) == ["exp"]
+    options({"elementwise_fusion": False})
+    assert _ops(tf.function(lambda x: tf.exp(x) * 2.0).get_concrete_function(tf.TensorSpec([3]))) == \
+        ["exp", "multiply"]
+    assert tf.config.optimizer.get_experimental_options()["elementwise_fusion"] is False
+
+
+def test_unknown_dimensions_fuse_and_broadcast_at_run_time(options):
+    f = tf.function(lambda x, y: tf.tanh(x * y) + x)
+    cf = f.get_concrete_function(tf.TensorSpec([None]), tf.TensorSpec([None]))
+    assert _ops(cf) == ["fused_elementwise"]
+    x = tf.random.normal([6], seed=4)
+    for y in (tf.random.normal([6], seed=5), tf.constant([3.0])):  # equal shapes, then a (1,) that broadcasts
+        np.testing.assert_array_equal(cf(x, y).numpy(), (tf.tanh(x * y) + x).numpy())
+
+
+def test_graph_prints_the_program_and_fused_kernels_lists_it():
+    f = tf.function(lambda x: tf.tanh(x * 2.0 + 1.0) * tf.sigmoid(x))
+    cf = f.get_concrete_function(tf.TensorSpec([8]))
+    text = str(cf.graph)
+    assert "fused_elementwise[multiply(tanh(add(multiply(%x, 2.0), 1.0)), sigmoid(%x))](%x" in text
+    (k,) = cf.fused_kernels()
+    assert k["program"] == "multiply(tanh(add(multiply(x, 2.0), 1.0)), sigmoid(x))"
+    assert k["outputs"] == ["float32[8]"]
+    if not ON_CPU:
+        assert "tanh" in k["source"] and ("__kernel" in k["source"] or "__global__" in k["source"])
+    shared = tf.function(lambda x: (lambda e: e * e)(tf.exp(x) + 1.0)).get_concrete_function(tf.TensorSpec([2]))
+    assert shared.fused_kernels()[0]["program"] == "t3 = add(exp(x), 1.0); multiply(t3, t3)"
+
+
+def test_gradients_through_fused_functions_equal_eager():
+    x = tf.Variable(tf.random.normal([300], seed=6, dtype=tf.float64))
+
+    def loss(v):
+        return tf.reduce_sum(tf.tanh(v * 2.0 + 1.0) * tf.sigmoid(v) - tf.exp(-v * v))
+
+    f = tf.function(loss)
+    assert "fused_elementwise" in _ops(f.get_concrete_function(x))
+    with tf.GradientTape() as tape:  # the tape outside: the unfused plan runs and each op is recorded
+        y = f(x)
+    g = tape.gradient(y, x)
+    with tf.GradientTape() as tape:
+        y0 = loss(x)
+    g0 = tape.gradient(y0, x)
+    assert y.numpy() == y0.numpy()
+    np.testing.assert_array_equal(g.numpy(), g0.numpy())
+
+    @tf.function
+    def inside(v):  # the tape inside: the gradient's ops are traced and fused too
+        with tf.GradientTape() as t:
+            t.watch(v)
+            z = loss(v)
+        return t.gradient(z, v)
+
+    ops = _ops(inside.get_concrete_function(x.read_value()))
+    assert ops.count("fused_elementwise") >= 1
+    np.testing.assert_allclose(inside(x.read_value()).numpy(), g0.numpy(), rtol=1e-14, atol=1e-15)
+
+
+def test_jit_compile_fuses_everything_or_names_the_op():
+    f = tf.function(lambda x: tf.exp(x), jit_compile=True)  # one op: a kernel of its own
+    cf = f.get_concrete_function(tf.TensorSpec([4]))
+    assert _ops(cf) == ["fused_elementwise"]
+    x = tf.constant([0.0, 1.0, -1.0, 2.0])
+    np.testing.assert_array_equal(f(x).numpy(), tf.exp(x).numpy())
+    ok = tf.function(lambda x: tf.reduce_sum(tf.exp(x) * 2.0), jit_compile=True)  # a reduction is fine
+    assert ok(x).numpy() == pytest.approx(float(tf.reduce_sum(tf.exp(x) * 2.0)))
+    bad = tf.function(lambda x, b: tf.exp(x + b), jit_compile=True)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"AddV2 \(add\).*broadcasts \(4,\) to \(3, 4\)"):
+        bad(tf.ones([3, 4]), tf.ones([4]))
+    ints = tf.function(lambda i: i * 2, jit_compile=True)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Mul.*int32 has no fused loop"):
+        ints(tf.constant([1, 2]))
