@@ -55,6 +55,8 @@ CALLS = {
     "gather": lambda: {"params": tf.constant(_x23), "indices": tf.constant([1, 0]), "axis": 1, "batch_dims": 0},
     "top_k": lambda: {"input": tf.constant(_x23), "k": 2},
     "categorical": lambda: {"logits": tf.constant(_x23), "num_samples": 3, "dtype": tf.int64, "seed": 1},
+    "stateless_categorical": lambda: {"logits": tf.constant(_x23), "num_samples": 3, "seed": [1, 2],
+                                      "dtype": tf.int64},
     "random_normal": lambda: {"shape": [2, 3], "dtype": tf.float32, "seed": 1},
     "random_uniform": lambda: {"shape": [2, 3], "dtype": tf.float32, "seed": 1},
     "truncated_normal": lambda: {"shape": [2, 3], "dtype": tf.float32, "seed": 1},

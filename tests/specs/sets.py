@@ -114,3 +114,25 @@ SPECS = [
     Spec("histogram_fixed_width", _ref_histogram, _histogram_sample, dtypes=NUMERIC + HALF, exact=True, grad=False),
     Spec("searchsorted", _ref_searchsorted, _searchsorted_sample, dtypes=NUMERIC, exact=True, grad=False),
 ]
+
+
+def _in_top_k_sample(rng, dtype):
+    p = uniform(rng, (5, 4), "float32")
+    p[1, 2] = p[1, 0]                      # a tie at the boundary
+    p[3, 1] = np.nan                       # a row with a non-finite score
+    t = np.array([0, 2, 3, 0, 7], np.int32)  # 7: outside the classes
+    return [((t, p, 1), {}), ((t.astype(np.int64), p, 2), {}), ((t, p, 0), {}), ((t, p, 4), {}),
+            ((t[:0], p[:0], 1), {})]
+
+
+def _ref_in_top_k(targets, predictions, k):
+    out = []
+    for t, row in zip(targets, predictions):
+        if not 0 <= t < row.size or not np.all(np.isfinite(row)):
+            out.append(False)
+        else:
+            out.append(int(np.sum(row > row[t])) < k)
+    return np.array(out, bool)
+
+
+SPECS.append(Spec("in_top_k", _ref_in_top_k, _in_top_k_sample, dtypes=("float32",), exact=True, grad=False))

@@ -388,3 +388,52 @@ def test_sliced_updates_are_atomic():
     for t in threads:
         t.join()
     assert v.numpy()[1].tolist() == [0, 0, 400, 400] and float(tf.reduce_sum(v)) == 800.0
+
+
+# ---- top_k / in_top_k, tf.random.Generator, stateless_categorical -----------------------------------
+
+def test_top_k_index_type_and_in_top_k():
+    v, i = tf.math.top_k(tf.constant([1.0, 3.0, 2.0]), k=2, index_type=tf.int64)
+    assert i.dtype == tf.int64 and i.numpy().tolist() == [1, 2] and v.numpy().tolist() == [3.0, 2.0]
+    with pytest.raises(InvalidArgumentError, match=r"index_type = float32.*\[Op:TopKV2\]"):
+        tf.math.top_k(tf.constant([1.0]), index_type=tf.float32)
+    # TensorFlow 2.21: ties at the boundary are in; a non-finite row or an unknown class is not
+    preds = [[0.1, 0.5, 0.4], [0.2, 0.2, 0.6], [1.0, 2.0, 3.0], [float("nan"), 1.0, 1.0]]
+    assert tf.math.in_top_k([2, 0, 5, 1], preds, k=2).numpy().tolist() == [True, True, False, False]
+    assert tf.math.in_top_k([1, 0], [[1.0, float("inf"), 3.0], [1.0, 1.0, 1.0]], k=1).numpy().tolist() == \
+        [False, True]
+    with pytest.raises(InvalidArgumentError, match=r"predictions has dtype float64.*\[Op:InTopKV2\]"):
+        tf.math.in_top_k([0], tf.constant([[1.0]], tf.float64), 1)
+    with pytest.raises(InvalidArgumentError, match=r"targets has 2 entries for 1 rows.*\[Op:InTopKV2\]"):
+        tf.math.in_top_k([0, 1], [[1.0, 2.0]], 1)
+
+
+def test_generator_draws_fresh_per_compiled_call():
+    g, ref = tf.random.Generator.from_seed(1), tf.random.Generator.from_seed(1)
+    step = tf.function(lambda: g.normal([3]) + g.uniform([2], maxval=4, dtype=tf.int64)[0].astype(tf.float32))
+    got = [step().numpy() for _ in range(3)]
+    want = [(ref.normal([3]) + ref.uniform([2], maxval=4, dtype=tf.int64)[0].astype(tf.float32)).numpy()
+            for _ in range(3)]
+    np.testing.assert_array_equal(got, want)     # the compiled draws are the eager sequence, call after call
+    assert not np.array_equal(got[0], got[1]) and g.counter == ref.counter == 6
+    assert step.experimental_get_tracing_count() == 1
+    seeds = g.make_seeds(4)
+    assert seeds.shape == (2, 4) and seeds.dtype == tf.int64
+    a = tf.random.stateless_uniform([3], seed=seeds[:, 0])
+    np.testing.assert_array_equal(a.numpy(), tf.random.stateless_uniform([3], seed=seeds[:, 0]).numpy())
+    assert tf.random.Generator.from_seed(1, alg="philox").algorithm == 1
+    with pytest.raises(InvalidArgumentError, match=r"alg = 'threefry'"):
+        tf.random.Generator.from_seed(1, alg="threefry")
+    with pytest.raises(InvalidArgumentError, match=r"count = -1"):
+        g.make_seeds(-1)
+
+
+def test_stateless_categorical_depends_only_on_its_seed():
+    logits = tf.math.log([[0.2, 0.8], [0.9, 0.1]])
+    a = tf.random.stateless_categorical(logits, 50, seed=[4, 2], dtype=tf.int32)
+    b = tf.function(lambda x: tf.random.stateless_categorical(x, 50, seed=[4, 2], dtype=tf.int32))(logits)
+    assert a.dtype == tf.int32 and a.numpy().tolist() == b.numpy().tolist()
+    other = tf.random.stateless_categorical(logits, 50, seed=[4, 3], dtype=tf.int32)
+    assert a.numpy().tolist() != other.numpy().tolist()
+    with pytest.raises(InvalidArgumentError, match=r"seed must be a pair.*\[Op:StatelessMultinomial\]"):
+        tf.random.stateless_categorical(logits, 2, seed=7)

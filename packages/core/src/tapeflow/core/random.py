@@ -18,16 +18,20 @@ True
 from __future__ import annotations
 
 import os
+import threading
 
 from . import dtypes as _dt
 from .ops import random_ops as _r
 from .ops.random_ops import categorical, random_shuffle as shuffle  # noqa: F401
 from .ops.random_ops import random_normal as normal, random_uniform as uniform, truncated_normal  # noqa: F401
 from .ops.random_ops import (stateless_random_normal as stateless_normal,  # noqa: F401
-                             stateless_random_uniform as stateless_uniform, stateless_truncated_normal)
+                             stateless_random_uniform as stateless_uniform, stateless_truncated_normal,
+                             stateless_categorical)
+from .runner import current_graph
 
 __all__ = ["set_seed", "get_seed", "normal", "uniform", "truncated_normal", "categorical", "shuffle",
-           "stateless_normal", "stateless_uniform", "stateless_truncated_normal", "Generator"]
+           "stateless_normal", "stateless_uniform", "stateless_truncated_normal", "stateless_categorical",
+           "Generator"]
 
 
 def set_seed(seed) -> None:
@@ -84,15 +88,18 @@ class Generator:
     def __init__(self, key: int, counter: int = 0):
         self._key = int(key) & _r._M64
         self._counter = int(counter) & _r._M64
+        self._lock = threading.Lock()
 
     @classmethod
-    def from_seed(cls, seed) -> "Generator":
+    def from_seed(cls, seed, alg=None) -> "Generator":
         """A generator whose draws depend only on ``seed``."""
+        _check_alg(alg)
         return cls(_r.splitmix64(_r._seed_int(seed, "Generator") & _r._M64))
 
     @classmethod
-    def from_non_deterministic_state(cls) -> "Generator":
+    def from_non_deterministic_state(cls, alg=None) -> "Generator":
         """A generator seeded from the operating system's entropy."""
+        _check_alg(alg)
         return cls(int.from_bytes(os.urandom(8), "little"))
 
     @property
@@ -104,11 +111,24 @@ class Generator:
         """How many draws this generator has made."""
         return self._counter
 
-    def _next(self):
-        c = self._counter
-        self._counter = (c + 1) & _r._M64
+    @property
+    def algorithm(self) -> int:
+        """TensorFlow's code of the generator's algorithm: 1, Philox."""
+        return RNG_ALG_PHILOX
+
+    def _take(self):
+        with self._lock:
+            c = self._counter
+            self._counter = (c + 1) & _r._M64
         return self._key, c
 
+    def _next(self):
+        """(key, stream) of the next draw: now, or, inside a graph being traced, each time the graph runs (so a
+        compiled function draws fresh numbers per call and advances the generator as the eager code does)."""
+        if current_graph() is not None:
+            late = _GeneratorStream(self)
+            return late, late
+        return self._take()
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dt.float32, name=None):
         """Normal values (see :func:`tapeflow.random.normal`)."""
         key, stream = self._next()
@@ -127,10 +147,54 @@ class Generator:
     def split(self, count: int = 1) -> list:
         """``count`` new generators with independent keys derived from this one's next draws."""
         out = []
-        for _ in range(int(count)):
-            key, stream = self._next()
+        for _ in range(_r.int_arg(count, "Generator.split", "count")):
+            key, stream = self._take()
             out.append(Generator(_r.philox_key(key, stream)))
         return out
 
+    def make_seeds(self, count: int = 1):
+        """A [2, count] int64 tensor of seeds for the stateless ops (``tf.random.stateless_*(seed=seeds[:, i])``),
+        drawn from this generator (uniform over int64 but for its largest value).
+
+        >>> import tapeflow as tf
+        >>> g = tf.random.Generator.from_seed(5)
+        >>> seeds = g.make_seeds(3)
+        >>> seeds.shape, seeds.dtype
+        (TensorShape([2, 3]), tf.int64)
+        """
+        n = _r.int_arg(count, "Generator.make_seeds", "count")
+        if n < 0:
+            raise _r.InvalidArgumentError(f"count = {n}; allowed: count >= 0", "Generator.make_seeds")
+        key, stream = self._next()
+        return _r.uniform_from([2, n], -2 ** 63, 2 ** 63 - 1, _dt.int64, key, stream, "StatefulUniformFullInt")
+
     def __repr__(self):
         return f"<tf.random.Generator key=0x{self._key:016x} counter={self._counter}>"
+
+
+RNG_ALG_PHILOX = 1   # TensorFlow's tf.random.Algorithm.PHILOX
+
+
+def _check_alg(alg):
+    if alg is None or alg == RNG_ALG_PHILOX or (isinstance(alg, str) and alg.lower() == "philox") or \
+            getattr(alg, "value", None) == RNG_ALG_PHILOX:
+        return
+    raise _r.InvalidArgumentError(f"alg = {alg!r}; allowed: None, 'philox' or 1 (tapeflow's generators are "
+                                  "Philox 4x32-10)", "Generator")
+
+
+class _GeneratorStream:
+    """A generator's draw in a graph being traced: the graph takes the generator's next (key, stream) each time
+    it runs (``late_attrs``, as random_ops.LateStream does for the seeded ops)."""
+
+    __slots__ = ("gen",)
+
+    def __init__(self, gen):
+        self.gen = gen
+
+    def late_attrs(self) -> dict:
+        key, stream = self.gen._take()
+        return {"key": key, "stream": stream}
+
+    def __repr__(self):
+        return f"GeneratorStream({self.gen!r})"

@@ -477,6 +477,47 @@ def _CATEGORICAL(dev, x, *, num_samples, dtype, key, stream):
     return out
 
 
+@primitive("stateless_categorical", "StatelessMultinomial", infer=_categorical_infer, dtypes=_FLOATS)
+def _STATELESS_CATEGORICAL(dev, x, *, num_samples, dtype, key, stream):
+    return _CATEGORICAL.impl(dev, x, num_samples=num_samples, dtype=dtype, key=key, stream=stream)
+
+
+def _categorical_args(logits, num_samples, dtype, op):
+    x = logits if type(logits) is Tensor else to_tensor(logits, op)
+    if x._dtype not in _FLOATS:
+        raise InvalidArgumentError(f"logits has dtype {x._dtype.name}; allowed: "
+                                   f"{', '.join(d.name for d in _FLOATS)}", op)
+    if len(x._shape) != 2:
+        raise InvalidArgumentError(f"logits must be 2-D [batch, classes], got shape {tuple(x._shape)}", op)
+    n = int_arg(num_samples, op, "num_samples")
+    if n < 0:
+        raise InvalidArgumentError(f"num_samples must be >= 0, got {n}", op)
+    out_dt = _dt.int64 if dtype is None else dtype_arg(dtype, op)
+    if out_dt not in (_dt.int32, _dt.int64):
+        raise InvalidArgumentError(f"dtype {out_dt.name} is not supported; allowed: int32, int64", op)
+    batch, classes = x._shape
+    if classes == 0 and batch and n:
+        raise InvalidArgumentError("logits has 0 classes; need at least one", op)
+    return x, n, out_dt
+
+
+@register("stateless_categorical", "StatelessMultinomial", nondiff=_NONDIFF)
+def stateless_categorical(logits, num_samples, seed, dtype=_dt.int64, name=None):
+    """Class indices drawn from softmax(logits[i]) that depend only on ``seed`` (a pair of ints): the draws of
+    tf.random.categorical with the Philox key seed[0] and stream seed[1].
+
+    >>> import tapeflow as tf
+    >>> logits = tf.math.log([[0.5, 0.5]])
+    >>> a = tf.random.stateless_categorical(logits, 6, seed=[3, 4])
+    >>> a.numpy().tolist() == tf.random.stateless_categorical(logits, 6, seed=[3, 4]).numpy().tolist()
+    True
+    """
+    op = "StatelessMultinomial"
+    x, n, out_dt = _categorical_args(logits, num_samples, dtype_arg(dtype, op), op)
+    key, stream = _seed_pair(seed, op)
+    return run(_STATELESS_CATEGORICAL, (x,), {"num_samples": n, "dtype": out_dt, "key": key, "stream": stream})
+
+
 @register("random_shuffle", "RandomShuffle", nondiff=_NONDIFF)
 def random_shuffle(value, seed=None, name=None):
     """``value`` with its first axis randomly permuted (Fisher-Yates over Philox draws).

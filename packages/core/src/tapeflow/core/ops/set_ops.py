@@ -18,12 +18,13 @@ from ..tensor import Tensor
 from ._shape import _NUMERIC, _dim_eq, _int_arg, _names
 from .array_ops import concat, ones_like, reshape, stack, where, zeros_like
 from .index_ops import boolean_mask, gather, scatter_nd, unsorted_segment_sum
-from .math_ops import (add, cast, floor, greater, greater_equal, less, less_equal, maximum, minimum, multiply,
-                       not_equal, subtract, truediv)
-from .reduce_ops import reduce_sum
+from .math_ops import (add, cast, floor, greater, greater_equal, less, less_equal, logical_and, maximum,
+                       is_finite, minimum, multiply, not_equal, subtract, truediv)
+from .reduce_ops import reduce_all, reduce_sum
 from .sort_ops import argsort, cumsum
 
-__all__ = ["unique", "unique_with_counts", "bincount", "confusion_matrix", "histogram_fixed_width", "searchsorted"]
+__all__ = ["unique", "unique_with_counts", "bincount", "confusion_matrix", "histogram_fixed_width", "searchsorted",
+           "in_top_k"]
 
 UniqueOutput = collections.namedtuple("UniqueOutput", ["y", "idx"])
 UniqueWithCountsOutput = collections.namedtuple("UniqueWithCountsOutput", ["y", "idx", "count"])
@@ -286,3 +287,36 @@ def searchsorted(sorted_sequence, values, side="left", out_type=_dt.int32, name=
     below = cmp(s[..., None, :], v[..., :, None])           # [..., values, boundaries]
     return reduce_sum(cast(below, dt), axis=-1)
 
+
+
+@register("in_top_k", "InTopKV2", kind="composite")
+def in_top_k(targets, predictions, k, name=None):
+    """Whether each target class is among the ``k`` largest predictions of its row: fewer than k classes score
+    higher (so ties at the boundary count as in).  As TensorFlow's kernel: a row with a non-finite score, or a
+    target outside [0, classes), gives False.
+
+    >>> import tapeflow as tf
+    >>> tf.math.in_top_k([2, 0], [[0.1, 0.5, 0.4], [0.2, 0.2, 0.6]], k=2).numpy().tolist()
+    [True, True]
+    """
+    op = "InTopKV2"
+    p = predictions if isinstance(predictions, Tensor) else to_tensor(predictions, op)
+    if p._dtype is not _dt.float32:
+        raise InvalidArgumentError(f"predictions has dtype {p._dtype.name}; allowed: float32", op)
+    if len(p._shape) != 2:
+        raise InvalidArgumentError(f"predictions has shape {list(p._shape)}; allowed: [batch, classes]", op)
+    t = _vector(targets, op, "targets")
+    if t._dtype not in (_dt.int32, _dt.int64):
+        raise InvalidArgumentError(f"targets has dtype {t._dtype.name}; allowed: int32, int64", op)
+    if not _dim_eq(t._shape[0], p._shape[0]):
+        raise InvalidArgumentError(f"targets has {t._shape[0]} entries for {p._shape[0]} rows of predictions", op)
+    kk = _int_arg(k if not isinstance(k, Tensor) else static_value(k, op, "k"), op, "k")
+    classes = p._shape[1]
+    ids = cast(t, _dt.int32)
+    n_cls = reduce_sum(ones_like(p[:1], dtype=_dt.int32)) if classes is None else cast(classes, _dt.int32)
+    valid = logical_and(greater_equal(ids, 0), less(ids, n_cls))
+    safe = where(valid, ids, zeros_like(ids))
+    score = gather(p, safe, axis=1, batch_dims=1)                         # each row's target score
+    above = reduce_sum(cast(greater(p, score[:, None]), _dt.int32), axis=1)
+    finite = reduce_all(is_finite(p), axis=1)                            # TensorFlow: any non-finite score: False
+    return logical_and(logical_and(valid, finite), less(above, cast(kk, _dt.int32)))

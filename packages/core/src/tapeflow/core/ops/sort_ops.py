@@ -6,12 +6,13 @@ from __future__ import annotations
 import collections
 
 from .. import dtypes as _dt
-from ..dispatch import alloc, int_arg, register, to_tensor
+from ..dispatch import alloc, dtype_arg, int_arg, register, to_tensor
 from ..errors import InvalidArgumentError
 from ..runner import check, primitive, run
 from ..tensor import Tensor
 from ._shape import _HALF, _NUMERIC, _contig_strides, _names, _prod, strided_copy
 from .math_ops import _cast_raw
+from .math_ops import cast as _cast_indices
 
 # ---- scans ----------------------------------------------------------------------------
 
@@ -171,8 +172,9 @@ def _top_k(dev, x, *, k, sorted):
 
 
 @register("top_k", "TopKV2")
-def top_k(input, k=1, sorted=True, name=None):
-    """The ``k`` largest entries along the last axis, largest first, and their int32 positions.
+def top_k(input, k=1, sorted=True, index_type=_dt.int32, name=None):
+    """The ``k`` largest entries along the last axis, largest first, and their positions (``index_type``: int32 or
+    int64).
 
     Ties go to the lower position; NaN counts as the largest value (the result is sorted whatever
     ``sorted`` says: TensorFlow allows any order when it is False).
@@ -192,8 +194,12 @@ def top_k(input, k=1, sorted=True, name=None):
     n = x._shape[-1]
     if kk < 0 or (n is not None and kk > n):  # traced, the axis unknown: checked when the graph runs
         raise InvalidArgumentError(f"k = {kk} is not in [0, {n}] (the last axis has {n} entries)", "TopKV2")
+    it = dtype_arg(index_type, "TopKV2", "index_type")
+    if it not in (_dt.int32, _dt.int64):
+        raise InvalidArgumentError(f"index_type = {it.name}; allowed: int32, int64", "TopKV2")
     out = run(_top_k, (x,), {"k": kk, "sorted": bool(sorted)})
-    return out if type(out) is TopKV2 else TopKV2(*out)
+    out = out if type(out) is TopKV2 else TopKV2(*out)
+    return out if it is _dt.int32 else TopKV2(out.values, _cast_indices(out.indices, it))
 
 
 __all__ = [n for n, v in list(globals().items()) if callable(v) and getattr(v, "__module__", None) == __name__
