@@ -130,3 +130,14 @@ def test_a_tape_inside_the_function_differentiates_a_while_loop():
         return t.gradient(y, x)
 
     assert (float(h(tf.constant(2.0))), float(h(tf.constant(-2.0)))) == (12.0, -1.0)
+
+
+def test_a_tape_inside_the_function_differentiates_a_single_vector_loop_variable():
+    @tf.function
+    def f(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.while_loop(lambda v: tf.reduce_sum(v) < 100.0, lambda v: [v * 2.0], [x])[0]
+        return t.gradient(y, x)
+
+    np.testing.assert_array_equal(f(tf.constant([1.0, 2.0])).numpy(), [64.0, 64.0])  # six doublings

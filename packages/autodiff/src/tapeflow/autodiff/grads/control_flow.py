@@ -61,7 +61,7 @@ def _WHILE_GRAD(dev, *tensors, n_in, attrs):
     pairs = [(o, g) for o, g in zip(outs, gs) if o._dtype.is_floating]
     grads = tape.gradient([o for o, _ in pairs], floats, output_gradients=[g for _, g in pairs],
                           unconnected_gradients="zero")
-    return tuple(grads) if len(grads) != 1 else grads[0]
+    return tuple(grads)  # one output per float input, as _while_grad_infer says (a tuple even for one)
 
 
 @defgrad("while_loop")
