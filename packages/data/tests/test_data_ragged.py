@@ -2,9 +2,23 @@
 padded_batch's refusal, as TensorFlow 2.21 (expected values are TensorFlow's)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import tapeflow as tf
 from tapeflow.core.errors import InvalidArgumentError
+
+
+def _tf_or_none():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        import tensorflow
+    except Exception:  # noqa: BLE001 (a broken TensorFlow install is as good as none)
+        return None
+    return tensorflow
+
+
+TF = _tf_or_none()
 
 
 def _rt():
@@ -51,3 +65,16 @@ def test_ragged_batch():
 def test_padded_batch_of_ragged_elements_is_a_type_error():
     with pytest.raises(TypeError, match="`padded_batch` is only supported for datasets that produce tensor elements"):
         tf.data.Dataset.from_tensor_slices(_rt()).padded_batch(2)
+
+
+@pytest.mark.skipif(TF is None, reason="compares with TensorFlow where it is installed")
+def test_ragged_datasets_match_tensorflow():
+    def run(mod):
+        rt = mod.ragged.constant([[1, 2], [3], [], [4, 5, 6]])
+        ds = mod.data.Dataset.from_tensor_slices((rt, mod.constant([0, 1, 2, 3])))
+        seq = mod.data.Dataset.range(1, 5).map(lambda n: mod.range(n))
+        return [repr(ds.element_spec[0]), [(x.numpy().tolist(), int(y)) for x, y in ds],
+                [(x.to_list(), y.numpy().tolist()) for x, y in ds.batch(3)],
+                [b.to_list() for b in seq.ragged_batch(3)], repr(seq.ragged_batch(3).element_spec)]
+
+    assert run(tf) == run(TF)
