@@ -182,6 +182,23 @@ def test_random_ops_follow_the_global_and_op_seeds():
         np.testing.assert_array_equal(a, b)
 
 
+def test_random_ops_run_inside_tf_function():
+    x = tf.constant(_x((4, 6, 5, 3)))
+
+    def aug(t):
+        t = tf.image.stateless_random_flip_left_right(t, [1, 2])
+        t = tf.image.stateless_random_crop(t, [4, 3, 3, 3], [3, 4])
+        return tf.image.stateless_random_hue(t, 0.2, [5, 6])
+
+    np.testing.assert_allclose(tf.function(aug)(x).numpy(), aug(x).numpy(), rtol=1e-6, atol=1e-7)
+    t = tf.constant(_x((5, 4, 3)))
+    with tf.GradientTape() as tape:
+        tape.watch(t)
+        y = tf.image.stateless_random_crop(t, [2, 4, 3], [7, 7])
+    g = tape.gradient(y, t).numpy()
+    assert g.sum() == 24 and set(np.unique(g)) == {0.0, 1.0}
+
+
 def test_random_results_are_what_they_claim():
     x = tf.constant(_x((32, 2, 3, 1)))
     flipped = tf.image.stateless_random_flip_left_right(x, [3, 4]).numpy()

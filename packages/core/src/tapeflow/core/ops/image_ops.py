@@ -1110,6 +1110,8 @@ def _crop_random(value, size, seed, stateless, op):
     if len(sz) != len(x._shape):
         raise InvalidArgumentError(f"size = {list(sz)} for a value of shape {list(x._shape)}; allowed: one size "
                                    "per dimension", op)
+    if None in tuple(x._shape):
+        raise TypeError(f"the value's shape must be known while tracing (got {list(x._shape)}) [Op:{op}]")
     if any(s < 0 or s > d for s, d in zip(sz, x._shape)):
         raise InvalidArgumentError(f"size = {list(sz)} for a value of shape {list(x._shape)}; allowed: "
                                    "0 <= size <= the value's shape", op)
@@ -1119,9 +1121,16 @@ def _crop_random(value, size, seed, stateless, op):
 
     offs = _cast(floor(multiply(u, cast(limits, _dt.float32))), _dt.int32)
     offs = minimum(offs, cast([lim - 1 for lim in limits], _dt.int32))
-    from .slice_ops import slice as _slice
+    from .array_ops import range_
+    from .index_ops import gather
 
-    return _slice(x, offs, list(sz))
+    # a gather of offset + range(size) per cropped axis: the offsets are drawn values, so this also runs inside
+    # tf.function, where a slice would need them on the host
+    out = x
+    for a, (s_, d) in enumerate(zip(sz, x._shape)):
+        if s_ != d:
+            out = gather(out, add(offs[a], range_(s_, dtype=_dt.int32)), axis=a)
+    return out
 
 
 def random_crop(value, size, seed=None, name=None):
