@@ -156,6 +156,23 @@ def test_tensor_array_matches_tensorflow():
     assert run(tf) == run(TF)
 
 
+@pytest.mark.skipif(TF is None, reason="compares with TensorFlow where it is installed")
+def test_tensor_array_in_graph_loop_matches_tensorflow():
+    def run(mod):
+        @mod.function
+        def f(x):
+            ta = mod.TensorArray(mod.float32, size=0, dynamic_size=True)
+            for i in mod.range(mod.shape(x)[0]):
+                if i % 2 == 0:
+                    ta = ta.write(ta.size(), mod.gather(x, i) * 2.0)
+            return ta.stack(), ta.size()
+
+        s, n = f(mod.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+        return s.numpy().tolist(), int(n)
+
+    assert run(tf) == run(TF)
+
+
 # ---- RaggedTensor ----------------------------------------------------------------------------------------
 
 def test_ragged_constant_parts_and_printing():
