@@ -281,3 +281,26 @@ def test_resize_and_colour_match_tensorflow():
                                            rtol=1e-5, atol=2e-5, err_msg=f"{m} antialias={aa} {size}")
     np.testing.assert_allclose(tf.image.rgb_to_hsv(x).numpy(), tf_ref.image.rgb_to_hsv(x).numpy(), atol=1e-6)
     np.testing.assert_allclose(tf.image.adjust_hue(x, 0.3).numpy(), tf_ref.image.adjust_hue(x, 0.3).numpy(), atol=1e-5)
+    y = _x((2, 5, 7, 3), seed=1)
+    u8 = (y * 255).astype(np.uint8)
+    pairs = [
+        (lambda m: m.image.hsv_to_rgb(x), 1e-6), (lambda m: m.image.adjust_saturation(x, 1.7), 1e-5),
+        (lambda m: m.image.adjust_saturation(u8, 0.4), 0), (lambda m: m.image.adjust_hue(u8, -0.6), 0),
+        (lambda m: m.image.adjust_contrast(x, 1.7), 1e-5), (lambda m: m.image.adjust_brightness(u8, 0.2), 0),
+        (lambda m: m.image.adjust_gamma(x, 2.2, 0.9), 1e-6), (lambda m: m.image.rgb_to_grayscale(u8), 0),
+        (lambda m: m.image.per_image_standardization(x), 1e-5), (lambda m: m.image.psnr(x, y, 1.0), 1e-4),
+        (lambda m: m.image.ssim(x, y, 1.0, filter_size=3), 1e-5),
+        (lambda m: m.image.total_variation(m.constant(x)), 1e-4),
+        (lambda m: m.image.sobel_edges(m.constant(x)), 1e-5), (lambda m: m.image.image_gradients(m.constant(x))[1], 0),
+        (lambda m: m.image.extract_patches(x, [1, 3, 2, 1], [1, 2, 3, 1], [1, 1, 2, 1], "SAME"), 0),
+        (lambda m: m.image.resize_with_pad(x, 8, 5), 1e-5), (lambda m: m.image.resize_with_crop_or_pad(x, 4, 10), 0),
+        (lambda m: m.image.central_crop(x, 0.6), 0), (lambda m: m.image.rot90(x, 3), 0),
+        (lambda m: m.image.convert_image_dtype(u8, m.int16), 0),
+        (lambda m: m.image.convert_image_dtype(x * 1.5 - 0.2, m.uint8, saturate=True), 0),
+        (lambda m: m.image.resize(x, [10, 10], preserve_aspect_ratio=True), 1e-5),
+    ]
+    for i, (f, tol) in enumerate(pairs):
+        want, got = np.asarray(f(tf_ref)), np.asarray(f(tf))
+        assert got.dtype == want.dtype, f"case {i}: {got.dtype} != {want.dtype}"
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol,
+                                   err_msg=f"case {i}")
