@@ -437,3 +437,107 @@ def test_stateless_categorical_depends_only_on_its_seed():
     assert a.numpy().tolist() != other.numpy().tolist()
     with pytest.raises(InvalidArgumentError, match=r"seed must be a pair.*\[Op:StatelessMultinomial\]"):
         tf.random.stateless_categorical(logits, 2, seed=7)
+
+
+# ---- tf.experimental.numpy ------------------------------------------------------------------------
+
+_A = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]])
+_I = np.array([[1, 2, 3], [4, 5, 6]], np.int32)
+_B = np.array([[True, False, True], [False, False, True]])
+_V = np.array([3.0, 1.0, 2.0])
+# name -> the NumPy arguments of one call (each compared with numpy.<name> on values and dtype)
+TNP_CALLS = {
+    "negative": (_A,), "positive": (_I,), "abs": (_A,), "absolute": (_I,), "sqrt": (np.abs(_A),), "square": (_I,),
+    "exp": (_A,), "expm1": (_A,), "log": (np.abs(_A),), "log1p": (np.abs(_A),), "log2": (np.abs(_A),),
+    "log10": (np.abs(_A),), "sin": (_A,), "cos": (_I,), "tan": (_A / 4,), "arcsin": (_A / 5,), "arccos": (_A / 5,),
+    "arctan": (_A,), "sinh": (_A,), "cosh": (_A,), "tanh": (_I,), "arcsinh": (_A,), "arccosh": (np.abs(_A) + 1,),
+    "arctanh": (_A / 5,), "sign": (_A,), "floor": (_A,), "ceil": (_A,), "rint": (_A,), "reciprocal": (_A,),
+    "isnan": (_A,), "isinf": (_A,), "isfinite": (_I,), "logical_not": (_B,),
+    "add": (_I, 1.5), "subtract": (_A, _I), "multiply": (_I.astype(np.int8), np.uint8(3)), "divide": (_I, 4),
+    "true_divide": (_I, _I), "floor_divide": (_I, 4), "mod": (_A, 2.0), "remainder": (-_I, 4),
+    "power": (_A, 2), "maximum": (_A, _I), "minimum": (_I, 2.5), "arctan2": (_A, _I), "equal": (_I, 2),
+    "not_equal": (_A, _I), "less": (_A, 1), "less_equal": (_I, _I), "greater": (_A, _I),
+    "greater_equal": (_A, 0.5), "logical_and": (_B, True), "logical_or": (_B, _B), "logical_xor": (_B, _B[::-1]),
+    "around": (_A * 1.234, 2), "clip": (_A, -1.0, 2.0), "isclose": (_A, _A + 1e-9), "allclose": (_A, _A),
+    "array_equal": (_I, _I), "zeros": ((2, 3),), "ones": (4,), "empty": ((2,),), "full": ((2, 2), 3),
+    "zeros_like": (_I,), "ones_like": (_A,), "full_like": (_I, 7), "arange": (1, 10, 3), "linspace": (0, 1, 5),
+    "eye": (3, 4, 1), "identity": (3,), "diag": (_V,), "diagonal": (_A,), "trace": (_I,), "shape": (_A,),
+    "ndim": (_A,), "size": (_A,), "copy": (_I,), "reshape": (_I, (3, 2)), "ravel": (_A,), "transpose": (_A,),
+    "swapaxes": (_A, 0, 1), "moveaxis": (np.zeros((2, 3, 4)), 0, -1), "expand_dims": (_I, 1),
+    "squeeze": (np.zeros((1, 3, 1)),), "atleast_1d": (5.0,), "atleast_2d": (_V,), "concatenate": ([_I, _A],),
+    "stack": ([_I, _I],), "hstack": ([_V, _V],), "vstack": ([_V, _V],), "tile": (_V, (2, 2)),
+    "repeat": (_I, 2, 1), "flip": (_A,), "roll": (_I, 1), "broadcast_to": (_V, (2, 3)), "take": (_A, [4, 0]),
+    "where": (_B, _A, _I), "sort": (_A,), "argsort": (_V,), "sum": (_I,), "prod": (_A,), "mean": (_I,),
+    "var": (_A,), "std": (_I,), "amax": (_A,), "amin": (_I,), "max": (_I,), "min": (_A,), "all": (_B,),
+    "any": (_B,), "argmax": (_A,), "argmin": (_I,), "cumsum": (_I,), "cumprod": (_A,), "count_nonzero": (_B,),
+    "average": (_V,), "matmul": (_A, _I.T), "dot": (_V, _V), "vdot": (_A, _A), "inner": (_A, _A),
+    "outer": (_V, _I), "tensordot": (_A, _I.T, 1), "einsum": ("ij,jk->ik", _A, _I.T), "meshgrid": (_V, _V[:2]),
+    "split": (np.arange(6), 3), "result_type": (_I, 1.5), "array": ([[1, 2]],), "asarray": ([1.5, 2.0],),
+    "empty_like": (_A,), "round": (_A * 1.234, 1),
+}
+
+
+def _as_np(x):
+    if isinstance(x, (list, tuple)):
+        return [_as_np(v) for v in x]
+    return x.numpy() if isinstance(x, tf.Tensor) else np.asarray(x)
+
+
+@pytest.mark.parametrize("name", sorted(TNP_CALLS))
+def test_tnp_matches_numpy(name):
+    import tapeflow.experimental.numpy as tnp
+
+    args = TNP_CALLS[name]
+    got = getattr(tnp, name)(*[tnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
+    want = getattr(np, name)(*args)
+    if name == "result_type":
+        assert got.np == want
+        return
+    got, want = _as_np(got), _as_np(want)
+    if name in ("empty", "empty_like"):   # NumPy's are uninitialised: shape and dtype only
+        want = np.zeros_like(want)
+    for g, w in zip(got, want) if isinstance(want, list) else [(got, want)]:
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, f"{name}: dtype {g.dtype} != NumPy's {w.dtype}"
+        assert g.shape == w.shape, f"{name}: shape {g.shape} != NumPy's {w.shape}"
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_tnp_namespace():
+    import tapeflow.experimental.numpy as tnp
+
+    assert tf.experimental.numpy is tnp and tnp.ndarray is tf.Tensor
+    names = [n for n in tnp.__all__ if callable(getattr(tnp, n)) and not isinstance(getattr(tnp, n), tf.DType)
+             and n not in ("ndarray", "random")]
+    missing = sorted(set(names) - set(TNP_CALLS))
+    assert not missing, f"tnp functions without a NumPy comparison here: {missing}"
+    assert len(names) >= 80
+    tnp.random.seed(3)
+    a = tnp.random.randn(4)
+    tnp.random.seed(3)
+    assert a.dtype == tnp.float64 and a.numpy().tolist() == tnp.random.randn(4).numpy().tolist()
+    assert tnp.random.randint(5, size=(3,)).dtype == tnp.int64
+    # traced and differentiated through tapeflow ops
+    f = tf.function(lambda x: tnp.sum(tnp.square(x), axis=0))
+    np.testing.assert_allclose(f(tf.constant(_A)).numpy(), np.sum(np.square(_A), axis=0))
+    autodiff = pytest.importorskip("tapeflow.autodiff")
+    x = tf.constant(_V)
+    with autodiff.GradientTape() as tape:
+        tape.watch(x)
+        y = tnp.sum(tnp.square(x))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * _V)
+    with pytest.raises(InvalidArgumentError, match=r"complex.*not a tapeflow dtype"):
+        tnp.zeros([2], dtype=np.complex64)
+    with pytest.raises(InvalidArgumentError, match=r"repeats must be an int"):
+        tnp.repeat([1, 2], [1, 2])
+
+
+@pytest.mark.parametrize("modname", ["tapeflow.experimental", "tapeflow.experimental.numpy"])
+def test_tnp_docstring_examples(modname):
+    """tests/test_docstring_examples.py walks tapeflow.core & co.; tapeflow.experimental lives beside them."""
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(modname)
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

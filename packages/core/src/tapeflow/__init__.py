@@ -37,6 +37,7 @@ _LAZY = {
     "custom_gradient": ("tapeflow.autodiff", "custom_gradient", "tapeflow-autodiff"),
     "register_gradient": ("tapeflow.autodiff", "register_gradient", "tapeflow-autodiff"),
     "autodiff": ("tapeflow.autodiff", None, "tapeflow-autodiff"),
+    "experimental": ("tapeflow.experimental", None, "tapeflow-core"),
     "vectorized_map": ("tapeflow.autodiff.vectorize", "vectorized_map", "tapeflow-autodiff"),
     "nn": ("tapeflow.nn", None, "tapeflow-nn"),
     "keras": ("tapeflow.keras", None, "tapeflow-nn"),
