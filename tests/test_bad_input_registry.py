@@ -84,6 +84,8 @@ CALLS = {
     "resize": lambda: {"images": tf.ones([1, 4, 4, 1]), "size": [2, 2]},
     "rot90": lambda: {"image": tf.ones([2, 3, 1]), "k": 1},
     "convert_image_dtype": lambda: {"image": tf.constant([0.5]), "dtype": tf.uint8},
+    # tf.io (its specs call tf.io.*)
+    "decode_png": lambda: {"contents": tf.io.encode_png(tf.zeros([2, 2, 3], tf.uint8)), "dtype": tf.uint8},
     "extract_patches": lambda: {"images": tf.ones([1, 4, 4, 1]), "sizes": [1, 2, 2, 1], "strides": [1, 1, 1, 1],
                                 "rates": [1, 1, 1, 1], "padding": "VALID"},
 }

@@ -417,3 +417,35 @@ def test_docstring_examples_of_the_private_modules(modname):
     mod = importlib.import_module(f"tapeflow.core.io.{modname}")
     res = doctest.testmod(mod, extraglobs={"tf": tf}, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_the_ops_run_inside_tf_function(tmp_path):
+    src, dst = str(tmp_path / "in.bin"), str(tmp_path / "out.bin")
+    with open(src, "wb") as f:
+        f.write(b"1,a\n")
+    spec = {"ids": tf.io.VarLenFeature(tf.int64), "y": tf.io.FixedLenFeature([], tf.int64, default_value=-1)}
+
+    @tf.function
+    def f(src, dst, recs, img):
+        data = tf.io.read_file(src)
+        tf.io.write_file(dst, data)
+        n, s = tf.io.decode_csv(tf.strings.strip(data), [[0], [""]])
+        ex = tf.io.parse_example(recs, spec)
+        png = tf.io.decode_png(tf.io.encode_png(img))
+        return n, s, ex["ids"].values, ex["ids"].dense_shape, ex["y"], tf.io.serialize_tensor(n), png
+
+    recs = tf.constant([_example(ids=[4, 5]).SerializeToString(), _example(ids=[6], y=[1]).SerializeToString()])
+    img = tf.constant(np.arange(12, dtype=np.uint8).reshape(2, 2, 3))
+    n, s, vals, shape, y, ser, png = f(src, dst, recs, img)
+    assert (int(n), s.numpy()) == (1, b"a")
+    assert (tmp_path / "out.bin").read_bytes() == b"1,a\n"  # the write ran as part of the graph
+    assert vals.numpy().tolist() == [4, 5, 6] and shape.numpy().tolist() == [2, 2] and y.numpy().tolist() == [-1, 1]
+    assert ser.numpy() == tf.io.serialize_tensor(tf.constant(1)).numpy()
+    assert np.array_equal(png.numpy(), img.numpy())
+    graph = f.get_concrete_function(src, dst, recs, img).graph
+    ops = {n.prim.name for n in graph.nodes}
+    assert {"read_file", "write_file", "decode_csv", "parse_example", "encode_png", "decode_png",
+            "serialize_tensor"} <= ops
+    with open(src, "wb") as fh:
+        fh.write(b"7,b\n")
+    assert int(f(src, dst, recs, img)[0]) == 7  # read again on every call: the file is outside the graph

@@ -45,6 +45,7 @@ image = _namespace("image", "Image ops (tf.image): resizing, crops, flips, colou
 from . import config as config  # noqa: E402
 from . import debugging as debugging  # noqa: E402
 from . import random as random  # noqa: E402
+from . import io as io  # noqa: E402  (tf.io: importing it registers its ops, as the registry walks need)
 
 
 def _lazy_attr(namespace: dict, table: dict, name: str):

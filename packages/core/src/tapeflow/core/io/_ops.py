@@ -1,7 +1,11 @@
 """``tf.io``'s tensor ops: whole files, serialized tensors, CSV records, images.
 
 Host computations (file and byte-string work, as TensorFlow's own run on the CPU): the inputs'
-strings are read on the host and the results are tensors on the default device.
+strings are read on the host and the results are placed where the op runs.  ``read_file``,
+``write_file``, ``decode_csv``, ``serialize_tensor``, ``decode_png``/``decode_jpeg`` and
+``encode_png``/``encode_jpeg`` are runner primitives, so they trace inside ``tf.function``;
+``parse_tensor`` and ``decode_image`` are eager (and ``tf.data`` map) functions: the rank of their
+result is known only from the bytes (tapeflow's graphs need ranks).
 """
 from __future__ import annotations
 
@@ -13,8 +17,33 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dispatch import to_tensor
 from ..errors import InvalidArgumentError, NotFoundError
-from ..tensor import Tensor, constant
+from ..dispatch import register
+from ..runner import PRIMITIVES, primitive, run_tensors
+from ..tensor import Tensor, constant, from_numpy
 from . import _proto
+
+_NONDIFF = "file and byte-string op (no gradient)"
+_S = (_dt.string,)
+
+
+def _scalar_string_tensor(x, op, what) -> Tensor:
+    if isinstance(x, (str, bytes, os.PathLike)):
+        x = os.fsencode(x) if isinstance(x, os.PathLike) else x
+    t = to_tensor(x, op)
+    if not t.dtype.is_string or t.shape.rank != 0:
+        raise InvalidArgumentError(f"{what} must be a scalar string, got shape {tuple(t.shape)} dtype "
+                                   f"{t.dtype.name}", op)
+    return t
+
+
+def _host_bytes(t: Tensor) -> bytes:
+    return t._host()[()]
+
+
+def _bytes_out(data: bytes, dev) -> Tensor:
+    arr = np.empty((), object)
+    arr[()] = data
+    return from_numpy(arr, _dt.string, dev)
 
 
 def _scalar_string(x, op, what) -> bytes:
@@ -31,18 +60,19 @@ def _scalar_string(x, op, what) -> bytes:
     return t.numpy()
 
 
-def _strings(x, op, what="input") -> np.ndarray:
-    t = to_tensor(x, op)
-    if not t.dtype.is_string:
-        raise InvalidArgumentError(f"{what} has dtype {t.dtype.name}; allowed: string", op)
-    return np.asarray(t.numpy(), dtype=object)
+@primitive("read_file", "ReadFile", infer=lambda f: ((), _dt.string), dtypes=_S, stateful=True)  # the file may change
+def _read_file(dev, f):
+    path = _host_bytes(f).decode()
+    try:
+        with open(path, "rb") as fh:
+            return _bytes_out(fh.read(), dev)
+    except FileNotFoundError:
+        raise NotFoundError(f"{path}; No such file or directory", "ReadFile") from None
+    except IsADirectoryError:
+        raise InvalidArgumentError(f"{path} is a directory, not a file", "ReadFile") from None
 
 
-def _string_tensor(arr) -> Tensor:
-    arr = np.asarray(arr, dtype=object)
-    return constant(arr, _dt.string)
-
-
+@register("read_file", "ReadFile", nondiff=_NONDIFF)
 def read_file(filename, name=None) -> Tensor:
     """The whole contents of file ``filename`` as a scalar string tensor.
 
@@ -52,20 +82,26 @@ def read_file(filename, name=None) -> Tensor:
     >>> tf.io.read_file(p).numpy()
     b'\\x00ab'
     """
-    op = "ReadFile"
-    path = _scalar_string(filename, op, "filename").decode()
-    try:
-        with open(path, "rb") as f:
-            return _string_tensor(f.read())
-    except FileNotFoundError:
-        raise NotFoundError(f"{path}; No such file or directory", op) from None
-    except IsADirectoryError:
-        raise InvalidArgumentError(f"{path} is a directory, not a file", op) from None
+    return run_tensors(PRIMITIVES["read_file"], (_scalar_string_tensor(filename, "ReadFile", "filename"),))
 
 
+@primitive("write_file", "WriteFile", infer=lambda f, c: [], dtypes=_S, same_dtype=True, stateful=True)
+def _write_file(dev, f, c):
+    path, data = _host_bytes(f).decode(), _host_bytes(c)
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}-{id(data):x}"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+    return ()
+
+
+@register("write_file", "WriteFile", nondiff=_NONDIFF)
 def write_file(filename, contents, name=None) -> None:
     """Write scalar string ``contents`` to ``filename`` atomically (a temporary file, then a rename),
-    creating missing parent directories as TensorFlow does.
+    creating missing parent directories as TensorFlow does; inside ``tf.function`` it writes on every call.
 
     >>> import tapeflow as tf, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "sub", "y.txt")
@@ -74,19 +110,19 @@ def write_file(filename, contents, name=None) -> None:
     b'hi'
     """
     op = "WriteFile"
-    path = _scalar_string(filename, op, "filename").decode()
-    data = _scalar_string(contents, op, "contents")
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}-{id(data):x}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    run_tensors(PRIMITIVES["write_file"], (_scalar_string_tensor(filename, op, "filename"),
+                                           _scalar_string_tensor(contents, op, "contents")))
 
 
 # ---- serialize_tensor / parse_tensor ------------------------------------------------------------
 
+@primitive("serialize_tensor", "SerializeTensor", infer=lambda x: ((), _dt.string))
+def _serialize_tensor(dev, x):
+    arr = np.asarray(x._host(), dtype=object) if x.dtype.is_string else np.asarray(x.numpy())
+    return _bytes_out(_proto.encode_tensor_proto(x.dtype.name, list(x.shape), arr), dev)
+
+
+@register("serialize_tensor", "SerializeTensor", nondiff=_NONDIFF)
 def serialize_tensor(tensor, name=None) -> Tensor:
     """A tensor as a serialized ``TensorProto`` (TensorFlow's wire format: ``tf.io.parse_tensor`` of
     TensorFlow reads it back, and ours reads TensorFlow's).
@@ -97,12 +133,10 @@ def serialize_tensor(tensor, name=None) -> Tensor:
     [1.0, 2.0]
     """
     t = to_tensor(tensor, "SerializeTensor")
-    name_ = t.dtype.name
-    if name_ not in _proto.DT_CODES:
-        raise InvalidArgumentError(f"dtype {name_} has no TensorProto code; allowed: {sorted(_proto.DT_CODES)}",
-                                   "SerializeTensor")
-    arr = np.asarray(t.numpy(), dtype=object) if t.dtype.is_string else np.asarray(t.numpy())
-    return _string_tensor(_proto.encode_tensor_proto(name_, t.shape.as_list(), arr))
+    if t.dtype.name not in _proto.DT_CODES:
+        raise InvalidArgumentError(f"dtype {t.dtype.name} has no TensorProto code; allowed: "
+                                   f"{sorted(_proto.DT_CODES)}", "SerializeTensor")
+    return run_tensors(PRIMITIVES["serialize_tensor"], (t,))
 
 
 def parse_tensor(serialized, out_type, name=None) -> Tensor:
@@ -242,6 +276,23 @@ def csv_options(field_delim, use_quote_delim, na_value, select_cols, ncols, op):
     return delim, use_quote_delim, na, select
 
 
+def _csv_infer(records, *, cols, delim, quote, na, select):
+    return [(records._shape, dt) for dt, _ in cols]
+
+
+@primitive("decode_csv", "DecodeCSV", infer=_csv_infer, dtypes=_S)
+def _decode_csv(dev, records, *, cols, delim, quote, na, select):
+    op = "DecodeCSV"
+    recs = np.asarray(records._host(), dtype=object)
+    flat = recs.reshape(-1)
+    outs = [np.empty(flat.size, object if dt.is_string else dt.np) for dt, _ in cols]
+    for r, rec in enumerate(flat):
+        for c, v in enumerate(csv_row(rec, cols, delim, quote, na, select, r, op)):
+            outs[c][r] = v
+    return tuple(from_numpy(o.reshape(recs.shape), dt, dev) for o, (dt, _) in zip(outs, cols))
+
+
+@register("decode_csv", "DecodeCSV", nondiff=_NONDIFF)
 def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None, na_value="",
                select_cols=None) -> list:
     """Parse CSV ``records`` (a string tensor of any shape) into one tensor per column, each of the
@@ -258,13 +309,13 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     if not cols:
         raise InvalidArgumentError("record_defaults is empty; allowed: one entry per column", op)
     delim, quote, na, select = csv_options(field_delim, use_quote_delim, na_value, select_cols, len(cols), op)
-    recs = _strings(records, op, "records")
-    flat = recs.reshape(-1)
-    outs = [np.empty(flat.size, object if dt.is_string else dt.np) for dt, _ in cols]
-    for r, rec in enumerate(flat):
-        for c, v in enumerate(csv_row(rec, cols, delim, quote, na, select, r, op)):
-            outs[c][r] = v
-    return [constant(o.reshape(recs.shape), dt) for o, (dt, _) in zip(outs, cols)]
+    t = to_tensor(records, op)
+    if not t.dtype.is_string:
+        raise InvalidArgumentError(f"records has dtype {t.dtype.name}; allowed: string", op)
+    cols = tuple((dt, d.item() if isinstance(d, np.generic) else d) for dt, d in cols)
+    out = run_tensors(PRIMITIVES["decode_csv"], (t,), {"cols": cols, "delim": delim, "quote": quote, "na": na,
+                                                       "select": None if select is None else tuple(select)})
+    return list(out) if isinstance(out, tuple) else [out]
 
 
 # ---- images (Pillow) -----------------------------------------------------------------------------
@@ -280,11 +331,15 @@ def _pil(op):
 _MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
 
 
-def _decode(contents, channels, dtype, op, fmt=None):
+def _channels_arg(channels, op, allowed=(0, 1, 2, 3, 4)):
+    if isinstance(channels, bool) or not isinstance(channels, (int, np.integer)) or channels not in allowed:
+        raise InvalidArgumentError(f"channels = {channels!r}; allowed: {', '.join(map(str, allowed))}", op)
+    return int(channels)
+
+
+def _decode_array(data: bytes, channels: int, op, fmt=None) -> np.ndarray:
+    """``[h, w, c]`` uint8 pixels of an image file's bytes (``channels`` 0: the file's own)."""
     Image = _pil(op)
-    data = _scalar_string(contents, op, "contents")
-    if channels not in (0, 1, 2, 3, 4) or isinstance(channels, bool):
-        raise InvalidArgumentError(f"channels = {channels!r}; allowed: 0, 1, 3, 4 (and 2 for PNG)", op)
     try:
         img = Image.open(_pyio.BytesIO(data))
         img.load()
@@ -294,16 +349,23 @@ def _decode(contents, channels, dtype, op, fmt=None):
         raise InvalidArgumentError(f"the data is {img.format}; allowed: {', '.join(fmt)}", op)
     if img.mode in ("I;16", "I;16B", "I") and img.format == "PNG":
         arr = (np.asarray(img, np.uint16)[..., None] >> 8).astype(np.uint8)  # 16-bit samples scaled to 8
-        return constant(np.ascontiguousarray(arr), dtype)
+        return np.ascontiguousarray(arr)
     if channels == 0:
         mode = {"L": "L", "LA": "LA", "RGB": "RGB", "RGBA": "RGBA", "P": "RGBA" if "transparency" in img.info
                 else "RGB", "1": "L"}.get(img.mode, "RGB")
     else:
         mode = _MODES[channels]
     arr = np.asarray(img.convert(mode), np.uint8)
-    if arr.ndim == 2:
-        arr = arr[..., None]
-    return constant(np.ascontiguousarray(arr), dtype)
+    return np.ascontiguousarray(arr[..., None] if arr.ndim == 2 else arr)
+
+
+def _image_infer(contents, *, channels, **attrs):
+    return (None, None, channels or None), _dt.uint8
+
+
+@primitive("decode_png", "DecodePng", infer=_image_infer, dtypes=_S)
+def _decode_png(dev, contents, *, channels):
+    return from_numpy(_decode_array(_host_bytes(contents), channels, "DecodePng", ("PNG",)), _dt.uint8, dev)
 
 
 def _dtype_of(dtype, allowed, op):
@@ -315,6 +377,7 @@ def _dtype_of(dtype, allowed, op):
     return dt
 
 
+@register("decode_png", "DecodePng", nondiff=_NONDIFF)
 def decode_png(contents, channels=0, dtype=_dt.uint8, name=None) -> Tensor:
     """A PNG image as a ``[height, width, channels]`` uint8 tensor (16-bit samples are scaled to 8 bits, as
     TensorFlow does for ``dtype=tf.uint8``; tapeflow has no uint16 dtype); ``channels`` 0 keeps the file's.
@@ -324,9 +387,29 @@ def decode_png(contents, channels=0, dtype=_dt.uint8, name=None) -> Tensor:
     >>> tf.io.decode_png(tf.io.encode_png(img)).numpy().tolist()
     [[[255, 0, 0]]]
     """
-    return _decode(contents, channels, _dtype_of(dtype, ("uint8",), "DecodePng"), "DecodePng", ("PNG",))
+    op = "DecodePng"
+    _dtype_of(dtype, ("uint8",), op)
+    ch = _channels_arg(channels, op)
+    return run_tensors(PRIMITIVES["decode_png"], (_scalar_string_tensor(contents, op, "contents"),),
+                       {"channels": ch})
 
 
+def _shrink(arr: np.ndarray, ratio: int, op) -> np.ndarray:
+    if ratio == 1:
+        return arr
+    Image = _pil(op)
+    h, w = -(-arr.shape[0] // ratio), -(-arr.shape[1] // ratio)
+    img = Image.fromarray(arr[..., 0] if arr.shape[2] == 1 else arr, _MODES[arr.shape[2]]).resize((w, h), Image.BOX)
+    return np.ascontiguousarray(np.asarray(img, np.uint8).reshape(h, w, arr.shape[2]))
+
+
+@primitive("decode_jpeg", "DecodeJpeg", infer=_image_infer, dtypes=_S)
+def _decode_jpeg(dev, contents, *, channels, ratio):
+    arr = _decode_array(_host_bytes(contents), channels, "DecodeJpeg", ("JPEG",))
+    return from_numpy(_shrink(arr, ratio, "DecodeJpeg"), _dt.uint8, dev)
+
+
+@register("decode_jpeg", "DecodeJpeg", nondiff=_NONDIFF)
 def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover_truncated=False,
                 acceptable_fraction=1, dct_method="", name=None) -> Tensor:
     """A JPEG image as a ``[height, width, channels]`` uint8 tensor (``ratio`` 1, 2, 4 or 8 downscales).
@@ -337,7 +420,7 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
     TensorShape([4, 4, 3])
     """
     op = "DecodeJpeg"
-    if ratio not in (1, 2, 4, 8):
+    if isinstance(ratio, bool) or ratio not in (1, 2, 4, 8):
         raise InvalidArgumentError(f"ratio = {ratio!r}; allowed: 1, 2, 4, 8", op)
     if try_recover_truncated or acceptable_fraction != 1:
         raise InvalidArgumentError("try_recover_truncated/acceptable_fraction: tapeflow decodes whole JPEG files "
@@ -345,25 +428,18 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
     if dct_method not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
         raise InvalidArgumentError(f"dct_method = {dct_method!r}; allowed: '', 'INTEGER_FAST', 'INTEGER_ACCURATE'",
                                    op)
-    if not isinstance(fancy_upscaling, bool):
-        raise TypeError(f"fancy_upscaling must be a bool [Op:{op}]")
-    if channels == 2:
-        raise InvalidArgumentError("channels = 2; allowed: 0, 1, 3 for JPEG", op)
-    out = _decode(contents, channels, _dt.uint8, op, ("JPEG",))
-    if ratio != 1:
-        arr = out.numpy()
-        h, w = -(-arr.shape[0] // ratio), -(-arr.shape[1] // ratio)
-        Image = _pil(op)
-        mode = _MODES[arr.shape[2]]
-        img = Image.fromarray(arr[..., 0] if arr.shape[2] == 1 else arr, mode).resize((w, h), Image.BOX)
-        small = np.asarray(img, np.uint8)
-        out = constant(small.reshape(h, w, arr.shape[2]), _dt.uint8)
-    return out
+    if fancy_upscaling is not True:
+        raise InvalidArgumentError("fancy_upscaling = False: Pillow's decoder always upsamples chroma smoothly; "
+                                   "allowed: True", op)
+    ch = _channels_arg(channels, op, (0, 1, 3))
+    return run_tensors(PRIMITIVES["decode_jpeg"], (_scalar_string_tensor(contents, op, "contents"),),
+                       {"channels": ch, "ratio": int(ratio)})
 
 
 def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_animations=True) -> Tensor:
     """A PNG, JPEG, GIF or BMP image as ``[height, width, channels]`` (GIF: ``[frames, h, w, 3]`` when
-    ``expand_animations``); a float ``dtype`` scales to [0, 1].
+    ``expand_animations``); a float ``dtype`` scales to [0, 1].  Eager (and ``tf.data`` map) only: which
+    format, so which rank, is known from the bytes.
 
     >>> import tapeflow as tf
     >>> png = tf.io.encode_png(tf.zeros([2, 3, 1], tf.uint8))
@@ -374,28 +450,24 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_ani
     dt = _dtype_of(dtype, ("uint8", "float16", "float32", "float64"), op)
     Image = _pil(op)
     data = _scalar_string(contents, op, "contents")
+    ch = _channels_arg(0 if channels is None else channels, op)
     try:
         img = Image.open(_pyio.BytesIO(data))
         fmt = img.format
     except Exception as e:  # noqa: BLE001 - Pillow raises several kinds for bad data
         raise InvalidArgumentError(f"Unknown image file format. One of JPEG, PNG, GIF, BMP required. ({e})", op) \
             from None
-    ch = 0 if channels is None else channels
     if fmt == "GIF":
         frames = []
         for i in range(getattr(img, "n_frames", 1)):
             img.seek(i)
             frames.append(np.asarray(img.convert("RGB"), np.uint8))
         arr = np.stack(frames) if expand_animations else frames[0]
-        out = constant(arr, _dt.uint8)
-    elif fmt == "BMP":
-        out = _decode(data, ch, _dt.uint8, op)
-    elif fmt == "JPEG":
-        out = decode_jpeg(data, ch)
-    elif fmt == "PNG":
-        out = _decode(data, ch, _dt.uint8, op)
+    elif fmt in ("BMP", "JPEG", "PNG"):
+        arr = _decode_array(data, ch, op)
     else:
         raise InvalidArgumentError(f"Unknown image file format {fmt}. One of JPEG, PNG, GIF, BMP required.", op)
+    out = constant(arr, _dt.uint8)
     if dt.is_floating:
         from ..ops import cast, multiply
 
@@ -403,16 +475,27 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_ani
     return out
 
 
-def _image_array(image, op, allowed=("uint8",)):
+def _image_arg(image, op) -> Tensor:
     t = to_tensor(image, op)
-    if t.dtype.name not in allowed:
-        raise InvalidArgumentError(f"image has dtype {t.dtype.name}; allowed: {', '.join(allowed)}", op)
-    if t.shape.rank != 3 or t.shape[2] not in (1, 2, 3, 4):
+    if t.dtype.name != "uint8":
+        raise InvalidArgumentError(f"image has dtype {t.dtype.name}; allowed: uint8", op)
+    if t.shape.rank != 3 or t.shape[2] not in (1, 2, 3, 4, None):
         raise InvalidArgumentError(f"image must be [height, width, channels] with 1-4 channels, got shape "
                                    f"{tuple(t.shape)}", op)
-    return np.asarray(t.numpy())
+    return t
 
 
+@primitive("encode_png", "EncodePng", infer=lambda x, *, compression: ((), _dt.string), dtypes=(_dt.uint8,))
+def _encode_png(dev, x, *, compression):
+    Image = _pil("EncodePng")
+    arr = np.asarray(x.numpy())
+    img = Image.fromarray(arr[..., 0] if arr.shape[2] == 1 else arr, _MODES[arr.shape[2]])
+    buf = _pyio.BytesIO()
+    img.save(buf, "PNG", compress_level=6 if compression == -1 else compression)
+    return _bytes_out(buf.getvalue(), dev)
+
+
+@register("encode_png", "EncodePng", nondiff=_NONDIFF)
 def encode_png(image, compression=-1, name=None) -> Tensor:
     """A ``[height, width, channels]`` uint8 image (1-4 channels) as PNG bytes; ``compression`` -1..9.
 
@@ -423,14 +506,27 @@ def encode_png(image, compression=-1, name=None) -> Tensor:
     op = "EncodePng"
     if isinstance(compression, bool) or not isinstance(compression, int) or not -1 <= compression <= 9:
         raise InvalidArgumentError(f"compression = {compression!r}; allowed: an int in [-1, 9]", op)
-    Image = _pil(op)
-    arr = _image_array(image, op)
+    return run_tensors(PRIMITIVES["encode_png"], (_image_arg(image, op),), {"compression": compression})
+
+
+@primitive("encode_jpeg", "EncodeJpeg", infer=lambda x, **a: ((), _dt.string), dtypes=(_dt.uint8,))
+def _encode_jpeg(dev, x, *, mode, quality, progressive, optimize, subsampling, dpi, xmp):
+    Image = _pil("EncodeJpeg")
+    arr = np.asarray(x.numpy())
+    if arr.shape[2] not in (1, 3):
+        raise InvalidArgumentError(f"image has {arr.shape[2]} channels; allowed: 1 or 3", "EncodeJpeg")
     img = Image.fromarray(arr[..., 0] if arr.shape[2] == 1 else arr, _MODES[arr.shape[2]])
+    img = img.convert(mode or img.mode)
     buf = _pyio.BytesIO()
-    img.save(buf, "PNG", compress_level=6 if compression == -1 else compression)
-    return _string_tensor(buf.getvalue())
+    kw = {"quality": quality, "progressive": progressive, "optimize": optimize, "dpi": dpi,
+          "subsampling": subsampling}
+    if xmp:
+        kw["xmp"] = xmp
+    img.save(buf, "JPEG", **kw)
+    return _bytes_out(buf.getvalue(), dev)
 
 
+@register("encode_jpeg", "EncodeJpeg", nondiff=_NONDIFF)
 def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False, chroma_downsampling=True,
                 density_unit="in", x_density=300, y_density=300, xmp_metadata="", name=None) -> Tensor:
     """A ``[height, width, 1 or 3]`` uint8 image as JPEG bytes (``quality`` 0-100).
@@ -440,24 +536,22 @@ def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=F
     b'\\xff\\xd8'
     """
     op = "EncodeJpeg"
-    Image = _pil(op)
-    arr = _image_array(image, op)
+    t = _image_arg(image, op)
     if format not in ("", "grayscale", "rgb"):
         raise InvalidArgumentError(f"format = {format!r}; allowed: '', 'grayscale', 'rgb'", op)
     if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
         raise InvalidArgumentError(f"quality = {quality!r}; allowed: an int in [0, 100]", op)
     if density_unit not in ("in", "cm"):
         raise InvalidArgumentError(f"density_unit = {density_unit!r}; allowed: 'in', 'cm'", op)
-    if arr.shape[2] not in (1, 3):
-        raise InvalidArgumentError(f"image has {arr.shape[2]} channels; allowed: 1 or 3", op)
-    mode = {"": _MODES[arr.shape[2]], "grayscale": "L", "rgb": "RGB"}[format]
-    img = Image.fromarray(arr[..., 0] if arr.shape[2] == 1 else arr, _MODES[arr.shape[2]]).convert(mode)
-    buf = _pyio.BytesIO()
+    if t.shape[2] not in (1, 3, None):
+        raise InvalidArgumentError(f"image has {t.shape[2]} channels; allowed: 1 or 3", op)
+    for n, v in (("progressive", progressive), ("optimize_size", optimize_size),
+                 ("chroma_downsampling", chroma_downsampling)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{n} must be a bool, got {type(v).__name__} [Op:{op}]")
+    mode = {"": None, "grayscale": "L", "rgb": "RGB"}[format]  # None: the image's own
     dpi = (x_density, y_density) if density_unit == "in" else (x_density * 2.54, y_density * 2.54)
-    kw = {"quality": quality, "progressive": progressive, "optimize": optimize_size, "dpi": dpi,
-          "subsampling": 2 if chroma_downsampling else 0}
-    if xmp_metadata:
-        kw["xmp"] = xmp_metadata.encode() if isinstance(xmp_metadata, str) else xmp_metadata
-    img.save(buf, "JPEG", **kw)
-    return _string_tensor(buf.getvalue())
-
+    xmp = xmp_metadata.encode() if isinstance(xmp_metadata, str) else bytes(xmp_metadata)
+    return run_tensors(PRIMITIVES["encode_jpeg"], (t,), {
+        "mode": mode, "quality": quality, "progressive": progressive, "optimize": optimize_size,
+        "subsampling": 2 if chroma_downsampling else 0, "dpi": dpi, "xmp": xmp})

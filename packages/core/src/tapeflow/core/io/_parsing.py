@@ -2,7 +2,9 @@
 ``VarLenFeature``, ``FixedLenSequenceFeature``), over serialized ``tf.train.Example`` messages.
 
 Host computations: the protobuf bytes are decoded in Python (``_proto``), the results are tensors
-(``VarLenFeature`` gives a ``tf.sparse.SparseTensor``, as TensorFlow's).
+(``VarLenFeature`` gives a ``tf.sparse.SparseTensor``, as TensorFlow's).  Both functions are one runner
+primitive (``parse_example``), so they trace inside ``tf.function``: a feature's batch dimension is the
+input's, a ``VarLenFeature``'s number of values and a ``FixedLenSequenceFeature``'s length are None.
 """
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ import collections
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import to_tensor
+from ..dispatch import register, to_tensor
 from ..errors import InvalidArgumentError
-from ..tensor import constant
+from ..runner import PRIMITIVES, primitive, run_tensors
+from ..tensor import from_numpy
 from . import _proto
 
+_NONDIFF = "Example parsing (no gradient)"
 _FEATURE_DTYPES = ("float32", "int64", "string")
 _KIND_OF = {"float32": "float_list", "int64": "int64_list", "string": "bytes_list"}
 _TYPE_NAME = {"float_list": "float", "int64_list": "int64", "bytes_list": "string"}
@@ -124,53 +128,88 @@ def _check_features(features):
                                        "ParseExample")
 
 
-def _serialized_list(serialized, op):
-    if isinstance(serialized, (bytes, str)):
-        arr = np.empty((), object)
-        arr[()] = serialized.encode() if isinstance(serialized, str) else serialized
-        return arr
+def _serialized_tensor(serialized, op):
     t = to_tensor(serialized, op)
     if not t.dtype.is_string:
         raise InvalidArgumentError(f"serialized has dtype {t.dtype.name}; allowed: string", op)
-    return np.asarray(t.numpy(), dtype=object)
+    return t
 
 
-def _parse_batch(records, features, op):
-    """Parse a list of serialized Examples into {key: dense tensor or SparseTensor} with a batch axis."""
-    from ..sparse import SparseTensor
+def _frozen(features) -> tuple:
+    """The feature specs as a hashable primitive attribute: (key, kind, dtype, shape, default array or None)."""
+    out = []
+    for key, spec in features.items():
+        if isinstance(spec, FixedLenFeature):
+            default = None if spec.default_value is None else _default_array(spec, key)
+            out.append((key, "fixed", spec.dtype, tuple(spec.shape), None if default is None else
+                        tuple(default.reshape(-1).tolist())))
+        elif isinstance(spec, VarLenFeature):
+            out.append((key, "var", spec.dtype, (), None))
+        else:
+            d = spec.default_value
+            d = None if d is None else np.asarray(d.numpy() if hasattr(d, "numpy") else d).reshape(-1).tolist()
+            out.append((key, "seq", spec.dtype, tuple(spec.shape), None if d is None else tuple(d)))
+    return tuple(out)
 
-    _check_features(features)
+
+def _parse_infer(serialized, *, features, single):
+    lead = () if single else (serialized._shape[0],)
+    out = []
+    for _, kind, dt, shape, _ in features:
+        if kind == "fixed":
+            out.append((lead + shape, dt))
+        elif kind == "var":
+            out += [((None, len(lead) + 1), _dt.int64), ((None,), dt), ((len(lead) + 1,), _dt.int64)]
+        else:
+            out.append((lead + (None,) + shape, dt))
+    return out
+
+
+def _host_array(values, dt):
+    if dt.is_string:
+        arr = np.empty(len(values), object)
+        arr[:] = [v.encode() if isinstance(v, str) else v for v in values]
+        return arr
+    return np.asarray(values, dt.np)
+
+
+@primitive("parse_example", "ParseExampleV2", infer=_parse_infer, dtypes=(_dt.string,))
+def _parse_example(dev, serialized, *, features, single):
+    op = "ParseExampleV2"
+    recs = np.asarray(serialized._host(), dtype=object).reshape(-1)
     examples = []
-    for r in records:
+    for r in recs:
         try:
             examples.append(_proto.Example.FromString(r).features.feature)
         except Exception as e:  # noqa: BLE001 - the decoder's DataLossError, or bad UTF-8 keys
             raise InvalidArgumentError(f"Could not parse example input, value: {r!r:.60} ({e})", op) from None
     b = len(examples)
-    out = {}
-    for key, spec in features.items():
-        dt = spec.dtype
+    outs = []
+
+    def put(arr, dt):
+        outs.append(from_numpy(np.ascontiguousarray(arr) if not dt.is_string else arr, dt, dev))
+
+    for key, kind, dt, shape, default in features:
         empty = (lambda n: np.empty(n, object)) if dt.is_string else (lambda n: np.zeros(n, dt.np))
-        if isinstance(spec, FixedLenFeature):
-            n = int(np.prod(spec.shape)) if spec.shape else 1
+        if kind == "fixed":
+            n = int(np.prod(shape)) if shape else 1
             rows = []
             for feats in examples:
                 if key in feats:
                     v = _values(feats[key], dt, key)
                     if v.size != n:
                         raise InvalidArgumentError(f"Key: {key}.  Can't parse serialized Example: {v.size} values; "
-                                                   f"shape {spec.shape} needs {n}", op)
-                    rows.append(v.reshape(spec.shape))
-                elif spec.default_value is None:
+                                                   f"shape {list(shape)} needs {n}", op)
+                    rows.append(v.reshape(shape))
+                elif default is None:
                     raise InvalidArgumentError(f"Feature: {key} (data type: {dt.name}) is required but could not "
                                                "be found.", op)
                 else:
-                    rows.append(_default_array(spec, key))
-            arr = np.stack(rows) if rows else empty(0).reshape([0] + spec.shape)
-            out[key] = constant(np.asarray(arr, object if dt.is_string else dt.np), dt)
-        elif isinstance(spec, VarLenFeature):
-            idx, vals = [], []
-            width = 0
+                    rows.append(_host_array(default, dt).reshape(shape))
+            arr = np.stack(rows) if rows else empty(0).reshape((0,) + shape)
+            put(arr[0] if single else arr, dt)
+        elif kind == "var":
+            idx, vals, width = [], [], 0
             for i, feats in enumerate(examples):
                 v = _values(feats[key], dt, key) if key in feats else empty(0)
                 idx.extend((i, j) for j in range(v.size))
@@ -178,30 +217,50 @@ def _parse_batch(records, features, op):
                 width = max(width, v.size)
             values = np.concatenate(vals) if vals else empty(0)
             indices = np.asarray(idx, np.int64).reshape(-1, 2)
-            out[key] = SparseTensor(constant(indices, _dt.int64), constant(values, dt),
-                                    constant(np.asarray([b, width], np.int64), _dt.int64))
+            dense = np.asarray([b, width], np.int64)
+            if single:
+                indices, dense = indices[:, 1:], dense[1:]
+            put(indices, _dt.int64)
+            put(values, dt)
+            put(dense, _dt.int64)
         else:
-            inner = int(np.prod(spec.shape)) if spec.shape else 1
+            inner = int(np.prod(shape)) if shape else 1
             seqs = []
             for feats in examples:
                 v = _values(feats[key], dt, key) if key in feats else empty(0)
-                if inner == 0 or v.size % max(inner, 1):
+                if inner == 0 or v.size % inner:
                     raise InvalidArgumentError(f"Key: {key}.  Number of values {v.size} is not a multiple of "
-                                               f"the shape {spec.shape}'s size {inner}", op)
-                seqs.append(v.reshape([-1] + spec.shape))
-            longest = max((s.shape[0] for s in seqs), default=0)
-            if spec.default_value is not None:
-                fill = np.asarray(spec.default_value, object if dt.is_string else dt.np)
+                                               f"the shape {list(shape)}'s size {inner}", op)
+                seqs.append(v.reshape((-1,) + shape))
+            longest = max((q.shape[0] for q in seqs), default=0)
+            arr = np.empty((b, longest) + shape, object if dt.is_string else dt.np)
+            if default is not None:
+                arr[...] = _host_array(default, dt).reshape(-1)[0] if len(default) == 1 else \
+                    _host_array(default, dt).reshape(shape)
             else:
-                fill = np.asarray(b"" if dt.is_string else 0, object if dt.is_string else dt.np)
-            arr = np.empty([b, longest] + spec.shape, object if dt.is_string else dt.np)
-            arr[...] = fill
-            for i, s in enumerate(seqs):
-                arr[i, :s.shape[0]] = s
-            out[key] = constant(arr, dt)
+                arr[...] = b"" if dt.is_string else 0
+            for i, q in enumerate(seqs):
+                arr[i, :q.shape[0]] = q
+            put(arr[0] if single else arr, dt)
+    return tuple(outs)
+
+
+def _assemble(features, flat):
+    from ..sparse import SparseTensor
+
+    flat = list(flat) if isinstance(flat, (tuple, list)) else [flat]
+    out, i = {}, 0
+    for key, kind, *_ in features:
+        if kind == "var":
+            out[key] = SparseTensor(flat[i], flat[i + 1], flat[i + 2])
+            i += 3
+        else:
+            out[key] = flat[i]
+            i += 1
     return out
 
 
+@register("parse_example", "ParseExampleV2", nondiff=_NONDIFF)
 def parse_example(serialized, features, example_names=None, name=None) -> dict:
     """Parse a vector of serialized ``tf.train.Example`` into ``{key: tensor}``: a ``FixedLenFeature``
     gives ``[batch] + shape``, a ``VarLenFeature`` a ``tf.sparse.SparseTensor`` of dense shape
@@ -215,10 +274,12 @@ def parse_example(serialized, features, example_names=None, name=None) -> dict:
     [1, 2]
     """
     op = "ParseExampleV2"
-    arr = _serialized_list(serialized, op)
-    if arr.ndim != 1:
-        raise InvalidArgumentError(f"serialized must be a vector, got shape {arr.shape}", op)
-    return _parse_batch(list(arr), features, op)
+    _check_features(features)
+    t = _serialized_tensor(serialized, op)
+    if t.shape.rank != 1:
+        raise InvalidArgumentError(f"serialized must be a vector, got shape {tuple(t.shape)}", op)
+    frozen = _frozen(features)
+    return _assemble(frozen, run_tensors(PRIMITIVES["parse_example"], (t,), {"features": frozen, "single": False}))
 
 
 def parse_single_example(serialized, features, example_names=None, name=None) -> dict:
@@ -232,19 +293,10 @@ def parse_single_example(serialized, features, example_names=None, name=None) ->
     >>> out["w"].values.numpy().tolist()
     [b'a', b'b']
     """
-    from ..sparse import SparseTensor
-
     op = "ParseExampleV2"
-    arr = _serialized_list(serialized, op)
-    if arr.ndim != 0:
-        raise InvalidArgumentError(f"serialized must be a scalar, got shape {arr.shape}", op)
-    out = _parse_batch([arr[()]], features, op)
-    res = {}
-    for k, v in out.items():
-        if isinstance(v, SparseTensor):
-            ind = np.asarray(v.indices.numpy())[:, 1:]
-            res[k] = SparseTensor(constant(ind, _dt.int64), v.values,
-                                  constant(np.asarray(v.dense_shape.numpy())[1:], _dt.int64))
-        else:
-            res[k] = constant(v.numpy()[0], v.dtype)
-    return res
+    _check_features(features)
+    t = _serialized_tensor(serialized, op)
+    if t.shape.rank != 0:
+        raise InvalidArgumentError(f"serialized must be a scalar, got shape {tuple(t.shape)}", op)
+    frozen = _frozen(features)
+    return _assemble(frozen, run_tensors(PRIMITIVES["parse_example"], (t,), {"features": frozen, "single": True}))
