@@ -138,6 +138,21 @@ def test_variable_reads_and_updates_keep_their_order(options):
     np.testing.assert_array_equal(v.numpy(), 1.0 + np.exp(x.numpy()))
 
 
+def test_long_chains_are_cut_into_kernels_of_at_most_max_group_nodes(options):
+    from tapeflow.core.fusion import MAX_GROUP
+
+    def f(x):
+        for _ in range(MAX_GROUP + 100):
+            x = x * 0.999 + 0.001
+        return x
+
+    got, want, cf = _both(f, tf.random.normal([64], seed=9))
+    _assert_same(got, want, tf.float32)
+    sizes = [len(n.attrs["nodes"]) for n in cf.graph.nodes if n.prim.name == "fused_elementwise"]
+    total = 2 * (MAX_GROUP + 100)  # a multiply and an add a step
+    assert max(sizes) <= MAX_GROUP and sum(sizes) == total and len(sizes) == -(-total // MAX_GROUP)
+
+
 def test_broadcasts_and_other_dtypes_stay_unfused(options):
     f = tf.function(lambda x, b: tf.nn.relu(x + b) * 2.0)  # x [3, 4] + b [4]: a broadcast, not a scalar
     cf = f.get_concrete_function(tf.TensorSpec([3, 4]), tf.TensorSpec([4]))

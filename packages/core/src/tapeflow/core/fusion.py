@@ -34,6 +34,8 @@ from .tensor import Tensor, make
 F32, F64, BOOL = _dt.float32, _dt.float64, _dt.bool_
 _REG_DTYPES = (F32, F64, BOOL)
 UNARY, BINARY, CAST, SELECT = 0, 1, 2, 3
+#: nodes in one fused kernel at most (the CPU interpreter keeps a tile per register: 512 x 8 KiB a thread)
+MAX_GROUP = 512
 _KIND_NAME = {UNARY: "unary", BINARY: "binary", CAST: "cast", SELECT: "select"}
 
 
@@ -206,6 +208,8 @@ def fuse(graph, outputs, jit_compile: bool = False) -> int:
                 continue
             gi, gj = find(i), find(j)
             if gi == gj or tuple(nodes[gj].outputs._shape) != shape or nodes[gj].dev is not node.dev:
+                continue
+            if len(members[gi]) + len(members[gj]) > MAX_GROUP:
                 continue
             a, b = set(members[gj]), set(members[gi])
             lo = min(min(a), min(b))
