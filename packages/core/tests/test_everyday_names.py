@@ -3,6 +3,8 @@
 References are NumPy (or TensorFlow 2.21's documented results, written out)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 import tapeflow as tf
@@ -477,6 +479,20 @@ TNP_CALLS = {
 }
 
 
+@contextlib.contextmanager
+def _kept_random_state():
+    """tnp.random.seed is the global seed: later tests get the random state they would have had."""
+    from tapeflow.core.ops.random_ops import STATE
+
+    saved = (STATE.global_seed, STATE.op_counter, {k: list(v) for k, v in STATE.calls.items()})
+    try:
+        yield
+    finally:
+        STATE.global_seed, STATE.op_counter = saved[0], saved[1]
+        STATE.calls.clear()
+        STATE.calls.update(saved[2])
+
+
 def _as_np(x):
     if isinstance(x, (list, tuple)):
         return [_as_np(v) for v in x]
@@ -512,11 +528,12 @@ def test_tnp_namespace():
     missing = sorted(set(names) - set(TNP_CALLS))
     assert not missing, f"tnp functions without a NumPy comparison here: {missing}"
     assert len(names) >= 80
-    tnp.random.seed(3)
-    a = tnp.random.randn(4)
-    tnp.random.seed(3)
-    assert a.dtype == tnp.float64 and a.numpy().tolist() == tnp.random.randn(4).numpy().tolist()
-    assert tnp.random.randint(5, size=(3,)).dtype == tnp.int64
+    with _kept_random_state():
+        tnp.random.seed(3)
+        a = tnp.random.randn(4)
+        tnp.random.seed(3)
+        assert a.dtype == tnp.float64 and a.numpy().tolist() == tnp.random.randn(4).numpy().tolist()
+        assert tnp.random.randint(5, size=(3,)).dtype == tnp.int64
     # traced and differentiated through tapeflow ops
     f = tf.function(lambda x: tnp.sum(tnp.square(x), axis=0))
     np.testing.assert_allclose(f(tf.constant(_A)).numpy(), np.sum(np.square(_A), axis=0))
@@ -539,5 +556,6 @@ def test_tnp_docstring_examples(modname):
     import importlib
 
     mod = importlib.import_module(modname)
-    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    with _kept_random_state():
+        result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
