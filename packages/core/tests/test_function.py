@@ -309,3 +309,17 @@ def test_range_with_bounds_the_graph_computes():
     g = tf.function(lambda n: tf.range(0, n, 0))
     with pytest.raises(tf.errors.InvalidArgumentError, match="delta = 0"):
         g(tf.constant(3))
+
+
+def test_indices_and_slice_bounds_the_graph_computes():
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    row = tf.function(lambda x, i: x[i])
+    col = tf.function(lambda x, i: x[1:, i])
+    window = tf.function(lambda x, i: x[i:i + 2])
+    for i in (0, 1, 2, -1, -3):
+        np.testing.assert_array_equal(row(x, tf.constant(i)).numpy(), x.numpy()[i])
+        np.testing.assert_array_equal(window(x, tf.constant(i)).numpy(), x.numpy()[i:i + 2])
+    np.testing.assert_array_equal(col(x, tf.constant(1)).numpy(), [4.0, 6.0])
+    assert row.experimental_get_tracing_count() == 1 and window.experimental_get_tracing_count() == 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="combines only with ints and slices"):
+        tf.function(lambda x, i: x[..., i])(x, tf.constant(0))

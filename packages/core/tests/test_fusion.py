@@ -135,7 +135,7 @@ def test_variable_reads_and_updates_keep_their_order(options):
     f = tf.function(step)
     got = f(x).numpy()
     assert got.tobytes() == want.tobytes()
-    np.testing.assert_array_equal(v.numpy(), 1.0 + np.exp(x.numpy()))
+    np.testing.assert_array_equal(v.numpy(), (1.0 + tf.exp(x)).numpy())  # tapeflow's exp (NumPy's may differ by an ulp)
 
 
 def test_long_chains_are_cut_into_kernels_of_at_most_max_group_nodes(options):

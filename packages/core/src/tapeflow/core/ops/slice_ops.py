@@ -365,10 +365,63 @@ def getitem(tensor, key):
                 rec("strided_slice", (x,), out, _key_spec((key,)))
             return out
     keys = key if isinstance(key, tuple) else (key,)
+    if hooks.tracing and any(_symbolic_bound(k) for k in keys):
+        return _traced_getitem(x, keys)
     for k in keys:
         if _is_advanced(k):
             return _advanced_getitem(x, keys)
     return _basic_getitem(x, keys)
+
+
+def _symbolic_bound(k) -> bool:
+    """A scalar index, or a slice bound, that a graph being traced computes (known when it runs)."""
+    if isinstance(k, _pyslice):
+        return any(isinstance(b, Tensor) and b._h is None for b in (k.start, k.stop, k.step))
+    return isinstance(k, Tensor) and k._h is None and not k._shape and k._dtype.is_integer
+
+
+def _traced_getitem(x, keys):
+    """``x[keys]`` where an index or a slice bound is computed by the graph: gathers along each such axis
+    (a scalar index drops its axis; a slice ``a:b`` with step 1 gathers ``range(a', b')`` after Python's
+    clamping of ``a`` and ``b`` to the axis), the other keys as usual."""
+    from .. import ops as K
+
+    op = "StridedSlice"
+    if any(k is Ellipsis or k is None or (not isinstance(k, (int, _pyslice)) and not _symbolic_bound(k))
+           for k in keys):
+        raise InvalidArgumentError("inside a graph function, an index computed by the graph combines only with "
+                                   "ints and slices (no '...', None or index arrays); use tf.gather / "
+                                   "tf.strided_slice for more", op)
+    if len(keys) > len(x._shape):
+        raise InvalidArgumentError(f"too many indices for a tensor of shape {tuple(x._shape)}", op)
+    y, ax = x, 0
+    for k in keys:
+        if isinstance(k, _pyslice):
+            if not _symbolic_bound(k):
+                y = getitem(y, (_pyslice(None),) * ax + (k,))
+                ax += 1
+                continue
+            if k.step is not None and not (isinstance(k.step, int) and k.step == 1):
+                raise InvalidArgumentError("a slice with bounds computed by the graph takes step 1 (or none)", op)
+            d = K.cast(K.shape(y)[ax], "int64")
+
+            def bound(b, default):
+                if b is None:
+                    return default
+                b = K.cast(b, "int64")
+                return K.minimum(K.maximum(K.where(K.less(b, 0), K.add(b, d), b), 0), d)
+
+            start = bound(k.start, K.cast(0, "int64"))
+            stop = K.maximum(bound(k.stop, d), start)
+            y = K.gather(y, K.range_(start, stop, 1, dtype="int64"), axis=ax)
+            ax += 1
+        else:  # an int, or a scalar the graph computes: that entry along the axis (the axis goes)
+            i = k
+            if isinstance(k, Tensor):
+                d = K.cast(K.shape(y)[ax], k._dtype)
+                i = K.where(K.less(k, 0), K.add(k, d), k)
+            y = K.gather(y, i, axis=ax)
+    return y
 
 
 def _basic_getitem(x, keys):
