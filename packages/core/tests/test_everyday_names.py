@@ -559,3 +559,31 @@ def test_tnp_docstring_examples(modname):
     with _kept_random_state():
         result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_global_generator_and_seed_derivation():
+    saved = tf.random.get_global_generator()
+    try:
+        g = tf.random.Generator.from_seed(9)
+        tf.random.set_global_generator(g)
+        assert tf.random.get_global_generator() is g and tf.random.experimental.get_global_generator() is g
+        ref = tf.random.Generator.from_key_counter(g.key, g.counter)
+        step = tf.function(lambda: tf.random.get_global_generator().uniform([3]))
+        np.testing.assert_array_equal(step().numpy(), ref.uniform([3]).numpy())
+        np.testing.assert_array_equal(step().numpy(), ref.uniform([3]).numpy())
+        with pytest.raises(TypeError, match="takes a tf.random.Generator"):
+            tf.random.set_global_generator(3)
+    finally:
+        tf.random.set_global_generator(saved)
+    full = tf.random.Generator.from_seed(1).uniform_full_int([1000], tf.int32).numpy()
+    assert full.min() < -2 ** 30 and full.max() > 2 ** 30          # the whole int32 range is drawn from
+    with pytest.raises(InvalidArgumentError, match=r"dtype float32; allowed: int32, int64"):
+        tf.random.Generator.from_seed(1).uniform_full_int([2], tf.float32)
+    pairs = tf.random.experimental.stateless_split([1, 2], num=3)
+    assert pairs.shape == (3, 2) and len({tuple(p) for p in pairs.numpy().tolist()}) == 3
+    np.testing.assert_array_equal(pairs.numpy(), tf.random.experimental.stateless_split([1, 2], 3).numpy())
+    a, b = (tf.random.experimental.stateless_fold_in([1, 2], d) for d in (7, 8))
+    assert a.numpy().tolist() != b.numpy().tolist()
+    np.testing.assert_array_equal(a.numpy(), tf.random.experimental.stateless_fold_in([1, 2], 7).numpy())
+    with pytest.raises(InvalidArgumentError, match=r"num = -1"):
+        tf.random.experimental.stateless_split([1, 2], -1)

@@ -31,7 +31,7 @@ from .runner import current_graph
 
 __all__ = ["set_seed", "get_seed", "normal", "uniform", "truncated_normal", "categorical", "shuffle",
            "stateless_normal", "stateless_uniform", "stateless_truncated_normal", "stateless_categorical",
-           "Generator"]
+           "Generator", "get_global_generator", "set_global_generator", "experimental"]
 
 
 def set_seed(seed) -> None:
@@ -144,6 +144,28 @@ class Generator:
         key, stream = self._next()
         return _r.truncated_normal_from(shape, mean, stddev, dtype, key, stream, "StatefulTruncatedNormal")
 
+    @classmethod
+    def from_key_counter(cls, key, counter, alg=None) -> "Generator":
+        """A generator at Philox ``key`` (an int) with ``counter`` draws made (an int; TensorFlow's list of counter
+        words is read as its first word)."""
+        _check_alg(alg)
+        c = counter[0] if isinstance(counter, (list, tuple)) else counter
+        return cls(_r._seed_int(key, "Generator", "key"), _r._seed_int(c, "Generator", "counter"))
+
+    def uniform_full_int(self, shape, dtype=_dt.int64, name=None):
+        """Integers uniform over the whole range of ``dtype`` (int32; int64 but for its largest value).
+
+        >>> import tapeflow as tf
+        >>> tf.random.Generator.from_seed(2).uniform_full_int([3], tf.int32).dtype
+        tf.int32
+        """
+        dt = _dt.as_dtype(dtype)
+        if dt not in (_dt.int32, _dt.int64):
+            raise _r.InvalidArgumentError(f"dtype {dt.name}; allowed: int32, int64", "StatefulUniformFullInt")
+        key, stream = self._next()
+        lo, hi = (-2 ** 31, 2 ** 31) if dt is _dt.int32 else (-2 ** 63, 2 ** 63 - 1)
+        return _r.uniform_from(shape, lo, hi, dt, key, stream, "StatefulUniformFullInt")
+
     def split(self, count: int = 1) -> list:
         """``count`` new generators with independent keys derived from this one's next draws."""
         out = []
@@ -198,3 +220,74 @@ class _GeneratorStream:
 
     def __repr__(self):
         return f"GeneratorStream({self.gen!r})"
+
+
+_GLOBAL = []   # the global generator, made on first use
+
+
+def get_global_generator() -> Generator:
+    """The process-wide generator (from the operating system's entropy on first use, or what
+    set_global_generator gave).
+
+    >>> import tapeflow as tf
+    >>> tf.random.get_global_generator() is tf.random.get_global_generator()
+    True
+    """
+    if not _GLOBAL:
+        _GLOBAL.append(Generator.from_non_deterministic_state())
+    return _GLOBAL[0]
+
+
+def set_global_generator(generator) -> None:
+    """Make ``generator`` the global generator (what get_global_generator returns).
+
+    >>> import tapeflow as tf
+    >>> g = tf.random.Generator.from_seed(4)
+    >>> tf.random.set_global_generator(g); tf.random.get_global_generator() is g
+    True
+    """
+    if not isinstance(generator, Generator):
+        raise TypeError(f"set_global_generator takes a tf.random.Generator, got {type(generator).__name__}")
+    _GLOBAL[:] = [generator]
+
+
+def _stateless_split(seed, num=2, alg=None):
+    """``num`` new seed pairs ([num, 2] int64) derived from the stateless ``seed``, for stateless ops: the same
+    seed gives the same pairs.
+
+    >>> import tapeflow as tf
+    >>> s = tf.random.experimental.stateless_split([1, 2], num=3)
+    >>> s.shape, s.dtype, s.numpy().tolist() == tf.random.experimental.stateless_split([1, 2], 3).numpy().tolist()
+    (TensorShape([3, 2]), tf.int64, True)
+    """
+    _check_alg(alg)
+    n = _r.int_arg(num, "StatelessSplit", "num")
+    if n < 0:
+        raise _r.InvalidArgumentError(f"num = {n}; allowed: num >= 0", "StatelessSplit")
+    return _r.stateless_random_uniform([n, 2], seed, -2 ** 63, 2 ** 63 - 1, _dt.int64)
+
+
+def _stateless_fold_in(seed, data, alg=None):
+    """A new stateless seed pair (shape [2], int64) from ``seed`` and the integer ``data``: different data give
+    independent seeds (a per-step seed from one base seed, say).
+
+    >>> import tapeflow as tf
+    >>> a = tf.random.experimental.stateless_fold_in([1, 2], 7)
+    >>> b = tf.random.experimental.stateless_fold_in([1, 2], 8)
+    >>> a.shape, a.numpy().tolist() != b.numpy().tolist()
+    (TensorShape([2]), True)
+    """
+    _check_alg(alg)
+    key, stream = _r._seed_pair(seed, "StatelessFoldIn")
+    d = _r._seed_int(data, "StatelessFoldIn", "data")
+    return _r.stateless_random_uniform([2], [_r.philox_key(key, d), stream], -2 ** 63, 2 ** 63 - 1, _dt.int64)
+
+
+class experimental:
+    """tf.random.experimental: stateless_split, stateless_fold_in, Generator, get/set_global_generator."""
+
+    stateless_split = staticmethod(_stateless_split)
+    stateless_fold_in = staticmethod(_stateless_fold_in)
+    Generator = Generator
+    get_global_generator = staticmethod(get_global_generator)
+    set_global_generator = staticmethod(set_global_generator)
