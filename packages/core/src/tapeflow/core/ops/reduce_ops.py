@@ -47,8 +47,9 @@ _red_plans: dict = {}
 
 def _red_plan(shape, axis, keepdims, tf_name):
     """(axes, out_shape, outer, r, inner, perm, perm_shape, perm_strides) for a reduction, cached per call shape."""
-    key = (shape, axis if axis is None or type(axis) is int or type(axis) is tuple else
-           (tuple(axis) if isinstance(axis, list) else None), keepdims)
+    # cached only for int axes: 0.0 == 0 as a dict key, and a float axis must still meet the type check
+    key = (shape, axis if axis is None or type(axis) is int else
+           (tuple(axis) if type(axis) in (list, tuple) and all(type(a) is int for a in axis) else None), keepdims)
     plan = _red_plans.get(key) if key[1] is not None or axis is None else None
     if plan is None:
         axes = normalize_axes(axis, len(shape), tf_name)
