@@ -587,3 +587,14 @@ def test_global_generator_and_seed_derivation():
     np.testing.assert_array_equal(a.numpy(), tf.random.experimental.stateless_fold_in([1, 2], 7).numpy())
     with pytest.raises(InvalidArgumentError, match=r"num = -1"):
         tf.random.experimental.stateless_split([1, 2], -1)
+
+
+def test_random_split_fold_in_and_algorithm_names():
+    np.testing.assert_array_equal(tf.random.split([3, 4], 2).numpy(),
+                                  tf.random.experimental.stateless_split([3, 4], 2).numpy())
+    np.testing.assert_array_equal(tf.random.fold_in([3, 4], 5).numpy(),
+                                  tf.random.experimental.stateless_fold_in([3, 4], 5).numpy())
+    for alg in (tf.random.Algorithm.PHILOX, tf.random.Algorithm.AUTO_SELECT, "auto_select", 1):
+        assert tf.random.Generator.from_seed(1, alg=alg).algorithm == 1
+    with pytest.raises(InvalidArgumentError, match="alg = <Algorithm.THREEFRY: 2>"):
+        tf.random.Generator.from_seed(1, alg=tf.random.Algorithm.THREEFRY)

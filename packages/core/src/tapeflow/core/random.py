@@ -17,6 +17,7 @@ True
 """
 from __future__ import annotations
 
+import enum
 import os
 import threading
 
@@ -31,7 +32,8 @@ from .runner import current_graph
 
 __all__ = ["set_seed", "get_seed", "normal", "uniform", "truncated_normal", "categorical", "shuffle",
            "stateless_normal", "stateless_uniform", "stateless_truncated_normal", "stateless_categorical",
-           "Generator", "get_global_generator", "set_global_generator", "experimental"]
+           "Generator", "get_global_generator", "set_global_generator", "experimental", "split", "fold_in",
+           "Algorithm"]
 
 
 def set_seed(seed) -> None:
@@ -197,12 +199,25 @@ class Generator:
 RNG_ALG_PHILOX = 1   # TensorFlow's tf.random.Algorithm.PHILOX
 
 
+class Algorithm(enum.Enum):
+    """TensorFlow's random algorithms: tapeflow runs Philox 4x32-10 (AUTO_SELECT picks it); THREEFRY raises.
+
+    >>> import tapeflow as tf
+    >>> tf.random.Generator.from_seed(1, alg=tf.random.Algorithm.PHILOX).algorithm
+    1
+    """
+
+    PHILOX = 1
+    THREEFRY = 2
+    AUTO_SELECT = 3
+
+
 def _check_alg(alg):
-    if alg is None or alg == RNG_ALG_PHILOX or (isinstance(alg, str) and alg.lower() == "philox") or \
-            getattr(alg, "value", None) == RNG_ALG_PHILOX:
+    v = alg.value if isinstance(alg, Algorithm) else alg
+    if v is None or v in (RNG_ALG_PHILOX, 3) or (isinstance(v, str) and v.lower() in ("philox", "auto_select")):
         return
-    raise _r.InvalidArgumentError(f"alg = {alg!r}; allowed: None, 'philox' or 1 (tapeflow's generators are "
-                                  "Philox 4x32-10)", "Generator")
+    raise _r.InvalidArgumentError(f"alg = {alg!r}; allowed: None, 'philox', 'auto_select', 1, 3 or tf.random.Algorithm"
+                                  ".PHILOX/AUTO_SELECT (tapeflow's generators are Philox 4x32-10)", "Generator")
 
 
 class _GeneratorStream:
@@ -291,3 +306,7 @@ class experimental:
     Generator = Generator
     get_global_generator = staticmethod(get_global_generator)
     set_global_generator = staticmethod(set_global_generator)
+
+
+split = _stateless_split      # tf.random.split: TensorFlow 2's name of experimental.stateless_split
+fold_in = _stateless_fold_in  # tf.random.fold_in
