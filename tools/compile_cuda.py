@@ -86,7 +86,8 @@ def main(argv=None) -> int:
     if nvcc is None:
         print("nvcc not found (install the CUDA toolkit or set NVCC): CUDA kernels not compiled")
         return 1 if args.require_nvcc else 0
-    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout.strip().splitlines()[-1]
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True,
+                             check=False).stdout.strip().splitlines()[-1]
     print(f"{nvcc}: {version}")
     archs = args.arch or list(DEFAULT_ARCHS)
     failed = 0

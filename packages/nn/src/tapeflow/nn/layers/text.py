@@ -367,10 +367,11 @@ class IntegerLookup(_IndexLookup):
 
 class TextVectorization(Layer):
     """Strings to token indices or vectors, as Keras 3's ``TextVectorization``: ``standardize``
-    (``"lower_and_strip_punctuation"``, ``"lower"``, ``"strip_punctuation"``, None or a callable), ``split`` ("whitespace", "character", None or a
-    callable), optional ``ngrams`` (an int n for 1..n, or a tuple of widths), then a vocabulary (``adapt`` or
-    ``vocabulary=``).  ``output_mode="int"`` pads (or cuts) the index rows to ``output_sequence_length`` (the
-    longest row when None) with 0, the mask ``""``; the other modes give one vector per string.
+    (``"lower_and_strip_punctuation"``, ``"lower"``, ``"strip_punctuation"``, None or a callable), ``split``
+    ("whitespace", "character", None or a callable), optional ``ngrams`` (an int n for 1..n, or a tuple of widths),
+    then a vocabulary (``adapt`` or ``vocabulary=``).  ``output_mode="int"`` pads (or cuts) the index rows to
+    ``output_sequence_length`` (the longest row when None) with 0, the mask ``""``; the other modes give one vector
+    per string.
 
     >>> import tapeflow as tf
     >>> vec = tf.keras.layers.TextVectorization(output_mode="multi_hot", vocabulary=["a", "b"])
