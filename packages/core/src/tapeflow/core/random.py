@@ -17,6 +17,8 @@ True
 """
 from __future__ import annotations
 
+import types as _types
+
 import enum
 import os
 import threading
@@ -298,14 +300,13 @@ def _stateless_fold_in(seed, data, alg=None):
     return _r.stateless_random_uniform([2], [_r.philox_key(key, d), stream], -2 ** 63, 2 ** 63 - 1, _dt.int64)
 
 
-class experimental:
-    """tf.random.experimental: stateless_split, stateless_fold_in, Generator, get/set_global_generator."""
-
-    stateless_split = staticmethod(_stateless_split)
-    stateless_fold_in = staticmethod(_stateless_fold_in)
-    Generator = Generator
-    get_global_generator = staticmethod(get_global_generator)
-    set_global_generator = staticmethod(set_global_generator)
+experimental = _types.ModuleType("tapeflow.random.experimental", "tf.random.experimental: stateless_split, "
+                                  "stateless_fold_in, Generator, get/set_global_generator (the names above).")
+experimental.stateless_split = _stateless_split
+experimental.stateless_fold_in = _stateless_fold_in
+experimental.Generator = Generator
+experimental.get_global_generator = get_global_generator
+experimental.set_global_generator = set_global_generator
 
 
 split = _stateless_split      # tf.random.split: TensorFlow 2's name of experimental.stateless_split

@@ -418,7 +418,7 @@ class Dataset:
 
     def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=_dt.int64, name=None) -> Dataset:
         """Batches in which components of different shapes (ragged or with unknown dimensions in their spec)
-        become ``tf.RaggedTensor``s; components of a fully known shape are stacked, as TensorFlow's.
+        become ``tf.RaggedTensor`` values; components of a fully known shape are stacked, as TensorFlow's.
 
         >>> import tapeflow as tf
         >>> ds = tf.data.Dataset.range(1, 5).map(lambda n: tf.range(n))
