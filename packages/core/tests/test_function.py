@@ -323,3 +323,10 @@ def test_indices_and_slice_bounds_the_graph_computes():
     assert row.experimental_get_tracing_count() == 1 and window.experimental_get_tracing_count() == 1
     with pytest.raises(tf.errors.InvalidArgumentError, match="combines only with ints and slices"):
         tf.function(lambda x, i: x[..., i])(x, tf.constant(0))
+
+
+def test_signatures_print_structured_outputs():
+    f = tf.function(lambda x: (x + 1, {"a": x * 2}))
+    text = f.get_concrete_function(tf.TensorSpec([None], tf.float32)).pretty_printed_signature()
+    assert text.splitlines()[-1] == ("  (TensorSpec(shape=(None,), dtype=tf.float32, name=None), "
+                                     "{'a': TensorSpec(shape=(None,), dtype=tf.float32, name=None)})")

@@ -614,28 +614,21 @@ class ConcreteFunction:
           TensorSpec(shape=(2,), dtype=tf.int32, name=None)
         """
         args, kwargs = self.structured_input_signature
-        names = self.graph.input_names
-        lines = ["Input Parameters:"]
         params = _param_names(self._function) if self._function is not None else []
-        for i, a in enumerate(args):
-            lines.append(f"  {params[i] if i < len(params) else f'arg{i}'}: {_spec_repr(a)}")
-        for k, v in kwargs.items():
-            lines.append(f"  {k}: {_spec_repr(v)}")
-        del names
-        lines.append("Output Type:")
-        lines.append(f"  {_spec_repr(nest.map_structure(_out_spec, self.graph.structured_outputs))}")
+        lines = ["Input Parameters:"]
+        lines += [f"  {params[i] if i < len(params) else f'arg{i}'}: {a!r}" for i, a in enumerate(args)]
+        lines += [f"  {k}: {v!r}" for k, v in kwargs.items()]
+        outs = self.graph.outputs
+
+        def spec(x):
+            t = outs[x.i] if type(x) is _Slot else x
+            return TensorSpec(tuple(t._shape), t._dtype) if isinstance(t, Tensor) else t
+
+        lines += ["Output Type:", f"  {nest.map_structure(spec, self.graph.structured_outputs)!r}"]
         return "\n".join(lines)
 
     def __repr__(self):
         return f"<ConcreteFunction {self.name}({', '.join(map(repr, self._specs))})>"
-
-
-def _out_spec(x):
-    return TensorSpec(tuple(x._shape), x._dtype) if isinstance(x, Tensor) else x
-
-
-def _spec_repr(x) -> str:
-    return repr(x)
 
 
 def _single_output(graph):
