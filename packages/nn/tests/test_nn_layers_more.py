@@ -421,6 +421,7 @@ def test_attention_layer_dot_and_concat_scores(rng):
 
 
 def test_normalization_adapt_matches_numpy_and_batches(rng):
+    pytest.importorskip("tapeflow.data", reason="adapts from a tf.data pipeline (tapeflow-data)")
     data = _x(rng, (50, 3)) * 3 + 2
     norm = L.Normalization()
     norm.adapt(data)

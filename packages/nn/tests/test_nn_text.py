@@ -103,6 +103,7 @@ def test_text_vectorization_vector_modes():
 
 
 def test_text_vectorization_adapts_from_a_dataset_and_runs_in_tf_function():
+    pytest.importorskip("tapeflow.data", reason="adapts from a tf.data pipeline (tapeflow-data)")
     ds = tf.data.Dataset.from_tensor_slices(DOCS).batch(2)
     layer = L.TextVectorization(output_sequence_length=6)
     layer.adapt(ds)
