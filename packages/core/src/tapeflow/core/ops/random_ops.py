@@ -436,21 +436,7 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     (TensorShape([2, 5]), tf.int64, [1, 1, 1, 1, 1])
     """
     op = "Multinomial"
-    x = logits if type(logits) is Tensor else to_tensor(logits, op)
-    if x._dtype not in _FLOATS:
-        raise InvalidArgumentError(f"logits has dtype {x._dtype.name}; allowed: "
-                                   f"{', '.join(d.name for d in _FLOATS)}", op)
-    if len(x._shape) != 2:
-        raise InvalidArgumentError(f"logits must be 2-D [batch, classes], got shape {tuple(x._shape)}", op)
-    n = int_arg(num_samples, op, "num_samples")
-    if n < 0:
-        raise InvalidArgumentError(f"num_samples must be >= 0, got {n}", op)
-    out_dt = _dt.int64 if dtype is None else dtype_arg(dtype, op)
-    if out_dt not in (_dt.int32, _dt.int64):
-        raise InvalidArgumentError(f"dtype {out_dt.name} is not supported; allowed: int32, int64", op)
-    batch, classes = x._shape
-    if classes == 0 and batch and n:
-        raise InvalidArgumentError("logits has 0 classes; need at least one", op)
+    x, n, out_dt = _categorical_args(logits, num_samples, dtype, op)
     if seed is not None:
         seed = _seed_int(seed, op)
     key, stream = next_stream(seed)
