@@ -68,13 +68,36 @@ def coerce_pair(x, y, op: str):
         y = to_tensor(y, op)
     xt, yt = isinstance(x, Tensor), isinstance(y, Tensor)
     if xt and not yt:
-        y = scalar_like(y, x, op) if _is_py_scalar(y) else to_tensor(y, op)
+        y = scalar_like(y, x, op) if _is_py_scalar(y) else array_like(y, x, op) if type(y) is np.ndarray \
+            else to_tensor(y, op)
     elif yt and not xt:
-        x = scalar_like(x, y, op) if _is_py_scalar(x) else to_tensor(x, op)
+        x = scalar_like(x, y, op) if _is_py_scalar(x) else array_like(x, y, op) if type(x) is np.ndarray \
+            else to_tensor(x, op)
     elif not xt and not yt:
         x = to_tensor(x, op)
         y = scalar_like(y, x, op) if _is_py_scalar(y) else to_tensor(y, op)
     return x, y
+
+
+def array_like(a: np.ndarray, t: Tensor, op: str) -> Tensor:
+    """A NumPy operand converted to ``t``'s dtype, as TensorFlow 2 converts it (``t + np.ones(2)`` is float32).
+
+    TensorFlow casts silently; here a conversion that would change values (1.5 or NaN to an int, 300 to
+    uint8) raises instead, as it does for a Python scalar.
+    """
+    dt = t._dtype
+    if a.dtype == dt.np or dt.is_string or dt.is_bool or a.dtype.kind not in "biuf":
+        return to_tensor(a, op)  # same dtype, or nothing to convert (the dtype check names the mismatch)
+    if dt.is_integer and a.dtype.kind == "f" and a.size and \
+            not (np.isfinite(a).all() and (np.floor(a) == a).all()):
+        raise InvalidArgumentError(f"cannot convert a {a.dtype} array with fractional or non-finite values to "
+                                   f"{dt.name}: the other operand is a {dt.name} tensor and tapeflow does not "
+                                   "mix dtypes; cast first", op)
+    if dt.is_integer and a.dtype.kind in "iuf" and a.size and not (dt.min <= a.min() and a.max() <= dt.max):
+        raise InvalidArgumentError(f"{a.dtype} array values in [{a.min()}, {a.max()}] are out of range for "
+                                   f"{dt.name} [{dt.min}, {dt.max}]; cast first", op)
+    with _device.device(t._dev):
+        return constant(a.astype(dt.np))
 
 
 def _is_py_scalar(v) -> bool:
