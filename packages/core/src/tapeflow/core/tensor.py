@@ -120,6 +120,18 @@ class Tensor:
         """A hashable reference to this tensor (compares by identity)."""
         return _Ref(self)
 
+    def __dlpack__(self, stream=None, *, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this tensor (zero-copy, read-only on the CPU; see ``tapeflow.core.dlpack``)."""
+        from .dlpack import dlpack
+
+        return dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(device_type, device_id)`` in DLPack's codes: ``(1, 0)`` on the CPU."""
+        from .dlpack import dlpack_device
+
+        return dlpack_device(self)
+
     # -- Python protocol ------------------------------------------------------
     def __len__(self):
         if not self._shape:
