@@ -144,7 +144,6 @@ def test_a_checkpoint_written_before_a_worker_dies_loads(tmp_path):
 def test_the_example_prints_the_same_final_accuracy_under_mpiexec_n_2(tmp_path):
     import pathlib
 
-    pytest.importorskip("sklearn", reason="the example trains on scikit-learn's digits")
     example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "distributed_mnist.py"
     lines = {}
     for n in (1, 2):

@@ -18,11 +18,12 @@ def _fresh_names():
 
 @pytest.fixture(scope="module")
 def digits():
-    """scikit-learn's 8x8 digits (bundled with scikit-learn: no download), as 32-image batches."""
-    datasets = pytest.importorskip("sklearn.datasets", reason="the digits data come with scikit-learn")
-    d = datasets.load_digits()
-    x = (d.images / 16.0).astype(np.float32)[..., None]
-    return x, d.target.astype(np.int64)
+    """The 8x8 digits tapeflow-data ships (scikit-learn's copy, in its order), as 32-image batches."""
+    from tapeflow.data.datasets import _digits_arrays
+
+    images, labels = _digits_arrays()
+    x = (images / 16.0).astype(np.float32)[..., None]
+    return x, labels.astype(np.int64)
 
 
 # ---- 003: building models -----------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """Every docstring example in tapeflow.data runs and prints what it says."""
 import doctest
 import importlib
-import importlib.util
 import pkgutil
 
 import pytest
@@ -16,8 +15,6 @@ def test_docstring_examples(name):
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     for test in finder.find(mod, name, globs={}):
-        if test.name.endswith(".digits") and importlib.util.find_spec("sklearn") is None:
-            continue  # needs the optional extra tapeflow-data[digits]
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

@@ -1,9 +1,9 @@
 """Dataset loaders, never touching the network: mirrors are file:// folders the tests fill with IDX
 files they write, and urlopen is replaced where a network failure is simulated."""
-import builtins
 import gzip
 import hashlib
 import struct
+import subprocess
 import sys
 import urllib.error
 
@@ -142,10 +142,30 @@ def test_data_home(monkeypatch, tmp_path):
     assert datasets.data_home().parts[-2:] == (".tapeflow", "datasets")
 
 
-def test_digits_from_scikit_learn():
-    pytest.importorskip("sklearn", reason="the optional extra tapeflow-data[digits] is not installed")
-    (x_train, y_train), (x_test, _) = datasets.digits()
+# sha256 of images.tobytes() + labels.tobytes() of scikit-learn's load_digits() as uint8 (scikit-learn 1.9.1)
+DIGITS_SHA256 = "87ff0c9e40dc7e2c0e34e7257799c2e3f3aec1a016363bb11cad869ec428a826"
+
+
+def test_digits_ship_with_the_package_and_need_no_scikit_learn():
+    # a fresh interpreter where scikit-learn and scipy cannot be imported: the digits still load
+    code = ("import sys, hashlib\n"
+            "sys.modules['sklearn'] = sys.modules['scipy'] = None\n"
+            "from tapeflow.data import datasets\n"
+            "(x_train, y_train), (x_test, y_test) = datasets.digits(test_fraction=0.0)\n"
+            "assert x_test.shape == (0, 8, 8) and y_test.shape == (0,)\n"
+            "order = __import__('numpy').random.default_rng(0).permutation(1797)\n"
+            "x, y = x_train[order.argsort()], y_train[order.argsort()]\n"
+            "print(x.shape, x.dtype, y.dtype, hashlib.sha256(x.tobytes() + y.tobytes()).hexdigest())\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('sklearn', 'scipy')) and sys.modules[m]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [f"(1797, 8, 8) uint8 uint8 {DIGITS_SHA256}", "[]"]
+
+
+def test_digits_split():
+    (x_train, y_train), (x_test, y_test) = datasets.digits()
     assert x_train.shape == (1438, 8, 8) and x_test.shape == (359, 8, 8) and x_train.dtype == np.uint8
+    assert y_train.shape == (1438,) and y_test.shape == (359,) and y_train.dtype == np.uint8
     assert int(x_train.max()) == 16 and sorted(set(y_train.tolist())) == list(range(10))
     (a, _), _ = datasets.digits(seed=0)
     (b, _), _ = datasets.digits(seed=1)
@@ -153,17 +173,7 @@ def test_digits_from_scikit_learn():
     assert datasets.digits.load_data is datasets.digits
     ds = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(100)
     assert next(iter(ds))[0].shape == (100, 8, 8)
-
-
-def test_digits_without_scikit_learn_says_how_to_install(monkeypatch):
-    real_import = builtins.__import__
-
-    def no_sklearn(name, *a, **k):
-        if name.startswith("sklearn"):
-            raise ImportError("No module named 'sklearn'")
-        return real_import(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", no_sklearn)
-    monkeypatch.delitem(sys.modules, "sklearn.datasets", raising=False)
-    with pytest.raises(ImportError, match=r"pip install 'tapeflow-data\[digits\]'"):
-        datasets.digits()
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"test_fraction = 1.0 is not in \[0, 1\)"):
+        datasets.digits(test_fraction=1.0)
+    with pytest.raises(TypeError, match="test_fraction must be a float"):
+        datasets.digits(test_fraction="0.2")

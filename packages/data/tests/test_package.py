@@ -30,9 +30,14 @@ def test_imports_only_core():
 def test_distribution_metadata():
     from importlib import metadata
 
+    import tapeflow.core
+    import tapeflow.data
+
     md = metadata.metadata("tapeflow-data")
-    assert md["Version"] == "0.1.0"
+    assert md["Version"] == tapeflow.data.__version__
     reqs = metadata.requires("tapeflow-data")
-    assert "tapeflow-core==0.1.0" in reqs
-    assert any(r.startswith("scikit-learn") and 'extra == "digits"' in r for r in reqs)
+    assert f"tapeflow-core=={tapeflow.core.__version__}" in reqs
+    # the digits ship in the package: the digits extra stays, empty, so old install commands still work
+    assert "digits" in md.get_all("Provides-Extra")
+    assert not any("scikit-learn" in r or 'extra == "digits"' in r for r in reqs)
     assert not any(r.startswith(("tapeflow-autodiff", "tapeflow-nn")) for r in reqs)
