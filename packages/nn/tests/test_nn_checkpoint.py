@@ -539,3 +539,21 @@ def test_arguments_that_cannot_be_honoured_raise(tmp_path):
     os.rename(tmp_path / "checkpoint", tmp_path / "other_state")
     assert tf.train.latest_checkpoint(str(tmp_path)) is None
     assert tf.train.latest_checkpoint(str(tmp_path), latest_filename="other_state") == str(tmp_path / "s-1")
+
+
+def test_bfloat16_is_stored_as_safetensors_bf16(tmp_path):
+    vals = np.array([1.5, -2., 3.25], dtype=tf.bfloat16.as_numpy_dtype)
+    path = tf.train.Checkpoint(b=tf.Variable(vals, dtype=tf.bfloat16)).write(str(tmp_path / "c"))
+    raw = pathlib.Path(path + ".safetensors").read_bytes()
+    header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+    entry = next(v for k, v in header.items() if k != "__metadata__" and k.startswith("b"))
+    assert entry["dtype"] == "BF16"  # safetensors' own bfloat16, not U16 (which torch reads as uint16)
+    assert header["__metadata__"]["dtypes"] == "{}"
+    b = tf.Variable(np.zeros(3), dtype=tf.bfloat16)
+    tf.train.Checkpoint(b=b).restore(path).assert_consumed()
+    assert b.numpy().astype(np.float32).tolist() == [1.5, -2., 3.25]
+    torch = pytest.importorskip("torch")  # torch is not a test dependency (see core's test_dlpack.py)
+    from safetensors.torch import load_file
+
+    loaded = [v for k, v in load_file(path + ".safetensors").items() if k.startswith("b")]
+    assert loaded[0].dtype == torch.bfloat16 and loaded[0].float().tolist() == [1.5, -2., 3.25]

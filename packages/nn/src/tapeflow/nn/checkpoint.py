@@ -130,19 +130,24 @@ def _leaves(root) -> dict:
 # ---- files ------------------------------------------------------------------------------------
 #
 # A checkpoint file is a safetensors file whose metadata says ``format: tapeflow-checkpoint``,
-# ``version`` ("2"; "1" files of earlier builds still read), ``dtypes`` (JSON: tensors stored as
-# uint16 that are bfloat16) and ``sha256``: in version 2 the SHA-256 of the JSON list of
-# [name, dtype, shape] of every tensor (sorted by name) and of every other metadata entry, then
-# of the tensors' bytes in the same order; in version 1 of the tensors only.  A reader checks
+# ``version`` ("3"; "1" and "2" files of earlier builds still read), ``dtypes`` (JSON: tensors stored as
+# uint16 that are bfloat16, in version 1 and 2 files; version 3 stores bfloat16 as safetensors' own ``BF16``, so
+# torch and safetensors' other readers see bfloat16, and writes ``{}``) and ``sha256``: in versions 2 and 3
+# the SHA-256 of the JSON list of [name, dtype, shape] of every tensor (sorted by name) and of every
+# other metadata entry, then of the tensors' bytes in the same order; in version 1 of the tensors only.  A reader checks
 # every field before it returns anything.
 #
 # Writes go to a temporary beside the target (``<file>.<8 hex>.tmp``, locked with flock while
 # it is written) renamed into place; a temporary nobody holds locked was left by a killed
 # write, and the next save of the same prefix removes it.
 
-_VERSION = "2"
-_VERSIONS = ("1", "2")
-_SPECIAL = {"bfloat16": np.dtype(np.uint16)}  # dtypes stored as another dtype -> the dtype they are stored as
+_VERSION = "3"
+_VERSIONS = ("1", "2", "3")
+_SPECIAL = {"bfloat16": np.dtype(np.uint16)}  # (version 1, 2) dtypes stored as another dtype -> the one stored
+# safetensors' dtype codes -> NumPy (safetensors.numpy's own table has no BF16)
+_ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": _dt.bfloat16.np, "I64": np.int64,
+              "U64": np.uint64, "I32": np.int32, "U32": np.uint32, "I16": np.int16, "U16": np.uint16, "I8": np.int8,
+              "U8": np.uint8, "BOOL": np.bool_, "C64": np.complex64, "C128": np.complex128}
 _TMP_TAIL = r"\.[a-z0-9_]{8}\.tmp"  # what _tmp_name appends (the mkstemp names of earlier builds match too)
 _HOLDABLE = {d.np for d in _dt.ALL}
 
@@ -173,10 +178,20 @@ def _digest(tensors: dict, meta=None) -> str:
 
 
 def _to_host(var):
-    arr = np.array(var.numpy())
-    if var.dtype is _dt.bfloat16:
-        return arr.view(np.uint16), "bfloat16"
-    return arr, None
+    return np.array(var.numpy()), None  # bfloat16 included: safetensors writes an ml_dtypes bfloat16 array as BF16
+
+
+def _st_load(data: bytes) -> dict:
+    """{name: read-only array} of a safetensors file's bytes, BF16 as bfloat16."""
+    from safetensors import deserialize
+
+    out = {}
+    for k, v in deserialize(data):
+        np_dtype = _ST_DTYPES.get(v["dtype"])
+        if np_dtype is None:
+            raise ValueError(f"{k!r} has safetensors dtype {v['dtype']}; allowed: {', '.join(_ST_DTYPES)}")
+        out[k] = np.frombuffer(v["data"], dtype=np_dtype).reshape(v["shape"])
+    return out
 
 
 def _tmp_name(path) -> str:
@@ -292,8 +307,6 @@ def _write_file(path: str, leaves: dict, extra_meta=None) -> str:
 def _read_file(path) -> dict:
     """{key: array} from a checkpoint file, every field verified first: a damaged, truncated or
     crafted file raises DataLossError naming the file and what is wrong."""
-    from safetensors.numpy import load as st_load
-
     fname = _file(path)
     if not os.path.isfile(fname):
         raise NotFoundError(f"no checkpoint at {os.fspath(path)!r} (looked for {fname!r})", "RestoreV2")
@@ -339,7 +352,7 @@ def _read_file(path) -> dict:
         raise damaged(f"its 'dtypes' metadata {meta['dtypes'][:200]!r} is not a map of tensor names to one of "
                       f"{sorted(_SPECIAL)}")
     try:
-        tensors = st_load(data)
+        tensors = _st_load(data)
     except Exception as e:  # noqa: BLE001 (safetensors raises its own error types for bad layouts and short files)
         raise damaged(f"{type(e).__name__}: {str(e)[:300]}") from None
     for k, dt in special.items():
