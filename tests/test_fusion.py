@@ -103,7 +103,47 @@ def test_no_cycle_through_an_unfused_op(options):
     x = tf.random.normal([100], seed=3)
     got, want, cf = _both(f, x)
     _assert_same(got, want, tf.float32)
-    assert "reduce_sum" in _ops(cf)
+    # the sum ends a's kernel; the kernel that uses it comes after
+    assert _ops(cf) == ["fused_elementwise", "fused_elementwise"]
+    assert "reduce_sum(" in cf.fused_kernels()[0]["program"]
+
+
+REDUCTIONS = {"sum": tf.reduce_sum, "mean": tf.reduce_mean, "max": tf.reduce_max, "min": tf.reduce_min,
+              "prod": tf.reduce_prod}
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 1000, 1025, 70001, 300007])  # lanes or not, tiles, threads
+@pytest.mark.parametrize("op", sorted(REDUCTIONS))
+def test_reductions_end_a_fused_kernel_bit_for_bit(options, op, n, dtype):
+    red = REDUCTIONS[op]
+
+    def f(x):
+        return red(tf.tanh(x * 0.5 + 0.25) * 1.5 + 0.75)
+
+    x = tf.constant(seeded_rng(f"red{n}").standard_normal(n), dtype)
+    got, want, cf = _both(f, x)
+    _assert_same(got, want, dtype)
+    assert _ops(cf) == ["fused_elementwise"] and cf.fused_kernels()[0]["outputs"] == [f"{dtype.name}[]"]
+
+
+def test_reductions_keepdims_nan_and_an_output_also_reduced(options):
+    def f(x):
+        y = tf.exp(x) - 1.0
+        return y, tf.reduce_sum(y, axis=[0, 1], keepdims=True), tf.reduce_max(y * 2.0), tf.reduce_min(y, axis=[1, 0])
+
+    v = seeded_rng("red-keepdims").standard_normal((300, 257)).astype(np.float32)
+    v[17, 3] = np.nan
+    got, want, cf = _both(f, tf.constant(v))
+    _assert_same(got, want, tf.float32)
+    assert _ops(cf) == ["fused_elementwise"]
+    assert [g.shape for g in got] == [(300, 257), (1, 1), (), ()] and np.isnan(got[2])
+
+
+def test_partial_reductions_stay_unfused(options):
+    got, want, cf = _both(lambda x: tf.reduce_sum(tf.exp(x) * 2.0, axis=1), tf.random.normal([4, 5], seed=2))
+    _assert_same(got, want, tf.float32)
+    assert _ops(cf) == ["fused_elementwise", "reduce_sum"]
 
 
 def test_no_cycle_through_another_group(options):

@@ -24,6 +24,8 @@
 #pragma GCC optimize("fp-contract=fast")
 #include "tpf.h"
 #include "elementwise.h"
+#include "reduce.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>         /* before scalar_math.h: exp of a float is expf */
@@ -188,58 +190,199 @@ static void run_tile(const int32_t *pg, const double *params, int n_instr, const
     (void)rdt;
 }
 
-int tpf_fused_eval(const int32_t *program, const double *params, int n_instr, int n_regs, const int32_t *reg_dtype,
-                   const void *const *inputs, const uint8_t *input_is_scalar, int n_inputs,
-                   void *const *outputs, const int32_t *out_regs, int n_outputs, int64_t n) {
+/* ---- reductions at the end of the chain ------------------------------------------------------
+ *
+ * A reduced register (sum, prod, mean, max or min over all n elements) is accumulated tile by
+ * tile as it is computed, never written out.  The accumulation is tpf_reduce's over an
+ * (1, n, 1) view, step for step, so the fused result has the unfused reduction's bits: the
+ * same threads' slices of [0, n) (ceil(n / nt) rounded up to 8), in each slice LANES
+ * independent accumulators over whole blocks of LANES (when the slice has at least 2 * LANES
+ * elements), folded in lane order, then the slice's tail in order, then the slices' partial
+ * results folded in thread order and finished (a mean divides by n).  The accumulator types,
+ * initial values and steps are include/reduce.def's.  Tiles start at the slice's start and are
+ * a multiple of LANES long, so each element meets the accumulator tpf_reduce gives it.
+ */
+#define LANES 64
+#define RA_DEF(NAME, SUF, T, ACC, INIT, STEP, FIN)                                              \
+TPF_CLONES static void ra_lanes_##NAME##_##SUF(const void *xv, int64_t m, void *lv) {           \
+    const T *x = (const T *)xv; ACC *a = (ACC *)lv;                                             \
+    for (int64_t i = 0; i + LANES <= m; i += LANES)                                              \
+        for (int k = 0; k < LANES; k++) { ACC acc = a[k]; T v = x[i + k]; STEP; a[k] = acc; }  \
+}                                                                                               \
+static void ra_seq_##NAME##_##SUF(const void *xv, int64_t m, void *av) {                        \
+    const T *x = (const T *)xv; ACC acc = *(ACC *)av;                                           \
+    for (int64_t i = 0; i < m; i++) { T v = x[i]; STEP; }                                       \
+    *(ACC *)av = acc;                                                                           \
+}                                                                                               \
+static void ra_init_##NAME##_##SUF(void *lv, void *av) {                                        \
+    ACC *a = (ACC *)lv;                                                                         \
+    for (int k = 0; k < LANES; k++) a[k] = INIT;                                                \
+    *(ACC *)av = INIT;                                                                          \
+}                                                                                               \
+static void ra_fold_##NAME##_##SUF(const void *lv, void *av) {                                  \
+    const ACC *a = (const ACC *)lv; ACC acc = a[0];                                             \
+    for (int k = 1; k < LANES; k++) { ACC v = a[k]; STEP; }                                     \
+    *(ACC *)av = acc;                                                                           \
+}                                                                                               \
+static void ra_fin_##NAME##_##SUF(const void *pv, int nparts, void *ov, int64_t r) {            \
+    const ACC *P = (const ACC *)pv; ACC acc = P[0];                                             \
+    for (int t = 1; t < nparts; t++) { ACC v = P[t]; STEP; }                                    \
+    *(T *)ov = (T)(FIN);                                                                        \
+}
+#define S_ADD acc += v
+#define S_MUL acc *= v
+#define S_FMAX acc = ((v > acc) | (v != v)) ? v : acc
+#define S_FMIN acc = ((v < acc) | (v != v)) ? v : acc
+RA_DEF(sum, f32, float, double, 0, S_ADD, acc)
+RA_DEF(prod, f32, float, double, 1, S_MUL, acc)
+RA_DEF(mean, f32, float, double, 0, S_ADD, acc / (double)r)
+RA_DEF(max, f32, float, float, -INFINITY, S_FMAX, acc)
+RA_DEF(min, f32, float, float, INFINITY, S_FMIN, acc)
+RA_DEF(sum, f64, double, double, 0, S_ADD, acc)
+RA_DEF(prod, f64, double, double, 1, S_MUL, acc)
+RA_DEF(mean, f64, double, double, 0, S_ADD, acc / (double)r)
+RA_DEF(max, f64, double, double, -INFINITY, S_FMAX, acc)
+RA_DEF(min, f64, double, double, INFINITY, S_FMIN, acc)
+
+typedef struct {
+    void (*lanes)(const void *, int64_t, void *);
+    void (*seq)(const void *, int64_t, void *);
+    void (*init)(void *, void *);
+    void (*fold)(const void *, void *);
+    void (*fin)(const void *, int, void *, int64_t);
+} rakind;
+#define RAK(NAME, SUF) {ra_lanes_##NAME##_##SUF, ra_seq_##NAME##_##SUF, ra_init_##NAME##_##SUF, \
+                        ra_fold_##NAME##_##SUF, ra_fin_##NAME##_##SUF}
+#define RAROW(NAME) {RAK(NAME, f32), RAK(NAME, f64)}
+static const rakind ra_table[TPF_RED_MIN + 1][2] = {
+    [TPF_RED_SUM] = RAROW(sum), [TPF_RED_PROD] = RAROW(prod), [TPF_RED_MEAN] = RAROW(mean),
+    [TPF_RED_MAX] = RAROW(max), [TPF_RED_MIN] = RAROW(min),
+};
+
+/* ---- the entry points ----------------------------------------------------------------------- */
+
+int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_instr, int n_regs,
+                          const int32_t *reg_dtype, const void *const *inputs, const uint8_t *input_is_scalar,
+                          int n_inputs, void *const *outputs, const int32_t *out_regs, int n_outputs,
+                          const int32_t *red_ops, const int32_t *red_regs, void *const *red_out, int n_red,
+                          int64_t n) {
     int st = check_program(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs);
     if (st) return st;
-    if (n < 0) return TPF_EBADSIZE;
-    if (n == 0) return TPF_OK;
+    if (n < 0 || n_red < 0) return TPF_EBADSIZE;
+    for (int q = 0; q < n_red; q++) {
+        if (red_ops[q] < TPF_RED_SUM || red_ops[q] > TPF_RED_MIN) return TPF_EBADOP;
+        if (red_regs[q] < 0 || red_regs[q] >= n_regs) return TPF_EBADARG;
+        int dt = reg_dtype[red_regs[q]];
+        if (dt != TPF_F32 && dt != TPF_F64) return TPF_EBADDTYPE;
+    }
     /* output register -> output index (-1: a temporary) */
-    int *outof = malloc(sizeof(int) * (size_t)n_regs);
+    int *outof = malloc(sizeof(int) * (size_t)(n_regs + 1));
     if (!outof) return TPF_ENOMEM;
     for (int r = 0; r < n_regs; r++) outof[r] = -1;
     for (int k = 0; k < n_outputs; k++) outof[out_regs[k]] = k;
-    int64_t ntiles = (n + TILE - 1) / TILE;
-    int nt = TPF_NTHREADS(n);
-    if (nt > ntiles) nt = (int)ntiles;
-    int64_t per = (ntiles + nt - 1) / nt;   /* tiles a thread: one contiguous block each */
+    int nt, per_tiles = 0;
+    int64_t chunk = 0, ntiles = (n + TILE - 1) / TILE;
+    if (n_red) {                   /* tpf_reduce's slices of [0, n) */
+        nt = TPF_NTHREADS(n);
+        if (nt < 1) nt = 1;
+        chunk = nt > 1 ? (((n + nt - 1) / nt + 7) & ~(int64_t)7) : n;
+    } else {                       /* one contiguous block of tiles a thread */
+        nt = TPF_NTHREADS(n);
+        if (nt > ntiles) nt = (int)ntiles;
+        if (nt < 1) nt = 1;
+        per_tiles = (int)((ntiles + nt - 1) / nt);
+    }
+    /* each thread's partial result of each reduction (an accumulator is at most 8 bytes) */
+    double *part = n_red ? malloc(sizeof(double) * (size_t)nt * (size_t)n_red) : NULL;
+    if (n_red && !part) { free(outof); return TPF_ENOMEM; }
     int fail = 0;
     #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int t = 0; t < nt; t++) {
         tpf_fp_enter();
-        /* this thread's tiles of the temporaries and of the scalar inputs (repeated) */
-        char *buf = malloc((size_t)n_regs * TILE * 8);
+        int64_t lo, hi;
+        if (n_red) {
+            lo = t * chunk < n ? t * chunk : n;
+            hi = lo + chunk < n ? lo + chunk : n;
+        } else {
+            lo = (int64_t)t * per_tiles * TILE;
+            if (lo > n) lo = n;
+            hi = lo + (int64_t)per_tiles * TILE < n ? lo + (int64_t)per_tiles * TILE : n;
+        }
+        /* this thread's tiles of the temporaries and of the scalar inputs (repeated), and its lanes */
+        char *buf = malloc((size_t)n_regs * TILE * 8 + (size_t)n_red * LANES * 8 + 64);
         void **ptr = malloc(sizeof(void *) * (size_t)n_regs);
         if (!buf || !ptr) {
             free(buf); free(ptr);
             #pragma omp atomic write
             fail = 1;
         } else {
+            char *lanes = buf + (size_t)n_regs * TILE * 8;
+            double *acc = part ? part + (size_t)t * n_red : NULL;
+            int64_t len = hi - lo, full = len >= 2 * LANES ? lo + len / LANES * LANES : lo;
+            for (int q = 0; q < n_red; q++)
+                ra_table[red_ops[q]][reg_dtype[red_regs[q]] == TPF_F64].init(lanes + (size_t)q * LANES * 8, acc + q);
             for (int r = 0; r < n_inputs; r++) {
                 if (!input_is_scalar[r]) continue;
                 size_t es = tpf_dtype_size(reg_dtype[r]);
                 char *b = buf + (size_t)r * TILE * 8;
                 for (int64_t i = 0; i < TILE; i++) memcpy(b + i * es, inputs[r], es);
             }
-            int64_t t0 = t * per, t1 = t0 + per < ntiles ? t0 + per : ntiles;
-            for (int64_t tile = t0; tile < t1; tile++) {
-                int64_t lo = tile * TILE, m = lo + TILE <= n ? TILE : n - lo;
+            for (int64_t a = lo; a < hi; a += TILE) {
+                int64_t m = a + TILE <= hi ? TILE : hi - a;
                 for (int r = 0; r < n_regs; r++) {
                     size_t es = tpf_dtype_size(reg_dtype[r]);
                     if (r < n_inputs)
                         ptr[r] = input_is_scalar[r] ? (void *)(buf + (size_t)r * TILE * 8)
-                                                    : (void *)((const char *)inputs[r] + lo * es);
+                                                    : (void *)((const char *)inputs[r] + a * es);
                     else if (outof[r] >= 0)
-                        ptr[r] = (char *)outputs[outof[r]] + lo * es;
+                        ptr[r] = (char *)outputs[outof[r]] + a * es;
                     else
                         ptr[r] = buf + (size_t)r * TILE * 8;
                 }
                 run_tile(program, params, n_instr, reg_dtype, ptr, m);
+                for (int q = 0; q < n_red; q++) {
+                    int reg = red_regs[q], f64 = reg_dtype[reg] == TPF_F64;
+                    const rakind *K = &ra_table[red_ops[q]][f64];
+                    const char *x = (const char *)ptr[reg];
+                    size_t es = f64 ? 8 : 4;
+                    int64_t in_lanes = (full > a ? (full < a + m ? full : a + m) - a : 0);
+                    if (in_lanes) K->lanes(x, in_lanes, lanes + (size_t)q * LANES * 8);
+                    if (a + m == hi) {       /* the slice's last tile: fold the lanes, then the tail */
+                        if (full > lo) K->fold(lanes + (size_t)q * LANES * 8, acc + q);
+                        K->seq(x + (size_t)in_lanes * es, m - in_lanes, acc + q);
+                    }
+                }
             }
             free(buf); free(ptr);
         }
     }
+    if (!fail)
+        for (int q = 0; q < n_red; q++) {
+            int f64 = reg_dtype[red_regs[q]] == TPF_F64;
+            /* the partial results of reduction q, thread after thread */
+            double tmp[64];
+            double *pq = nt <= 64 ? tmp : malloc(sizeof(double) * (size_t)nt);
+            if (!pq) { fail = 1; break; }
+            for (int t = 0; t < nt; t++) pq[t] = part[(size_t)t * n_red + q];
+            if (!f64 && (red_ops[q] == TPF_RED_MAX || red_ops[q] == TPF_RED_MIN)) {
+                float fp[64], *fq = nt <= 64 ? fp : malloc(sizeof(float) * (size_t)nt);
+                if (!fq) { if (pq != tmp) free(pq); fail = 1; break; }
+                for (int t = 0; t < nt; t++) memcpy(&fq[t], &pq[t], sizeof(float));
+                ra_table[red_ops[q]][0].fin(fq, nt, red_out[q], n);
+                if (fq != fp) free(fq);
+            } else {
+                ra_table[red_ops[q]][f64].fin(pq, nt, red_out[q], n);
+            }
+            if (pq != tmp) free(pq);
+        }
+    free(part);
     free(outof);
     return fail ? TPF_ENOMEM : TPF_OK;
+}
+
+int tpf_fused_eval(const int32_t *program, const double *params, int n_instr, int n_regs, const int32_t *reg_dtype,
+                   const void *const *inputs, const uint8_t *input_is_scalar, int n_inputs,
+                   void *const *outputs, const int32_t *out_regs, int n_outputs, int64_t n) {
+    return tpf_fused_eval_reduce(program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+                                 outputs, out_regs, n_outputs, NULL, NULL, NULL, 0, n);
 }

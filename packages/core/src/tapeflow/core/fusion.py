@@ -5,7 +5,10 @@ The last graph pass (``graph_opt.optimize``; switch: ``tf.config.optimizer.set_e
 ops of ``elementwise.def``, ``cast`` between float32 and float64, comparisons, ``select``) on
 float32/float64 (and the booleans between them) of one device whose tensors all have the group's shape
 or are scalars, where every intermediate is used only inside the group or is also one of the group's
-outputs.  Each group of two or more nodes becomes one ``fused_elementwise`` node: a register program
+outputs.  A reduction (``reduce_sum``/``mean``/``max``/``min``/``prod``) of a group's tensor over all
+its axes joins the group: the kernel accumulates it tile by tile (tpf_reduce's order, so the same bits) and
+never writes the reduced tensor unless something else uses it.  Each group of two or more nodes (reductions
+counted) becomes one ``fused_elementwise`` node: a register program
 (instructions ``(kind, op, dtype, dst, a, b, c)`` over registers holding the inputs and the
 temporaries) that the CPU evaluates tile by tile (``csrc/fused.c``: one read of the inputs, one write
 of the outputs) and the GPU backends compile into one kernel each (``tapeflow.kernels.gpu_fused``).
@@ -217,14 +220,23 @@ def fuse(graph, outputs, jit_compile: bool = False) -> int:
                 continue
             group[gi] = gj
             members[gj] = sorted(members[gj] + members.pop(gi))
+    # reductions of a group's output over all its axes join the group: the kernel accumulates them as it goes
+    reds: dict = {}
+    for i, node in enumerate(nodes):
+        if live[i] and node.prim.name in _RED and len(node.inputs) == 1 and not _stateful(node):
+            j = producer.get(id(node.inputs[0]))
+            if j is not None and ok[j] and _full_reduction(node):
+                reds.setdefault(find(j), []).append(i)
     fused_at = {}
     count = 0
     for root, ms in members.items():
-        if len(ms) < 2 and not jit_compile:
+        rs = reds.get(root, [])
+        if len(ms) + len(rs) < 2 and not jit_compile:
             continue
-        fnode = _fused_node([nodes[k] for k in ms], consumers, external_ids, set(ms))
-        fused_at[ms[-1]] = fnode
-        for k in ms:
+        fnode = _fused_node([nodes[k] for k in ms], consumers, external_ids, set(ms) | set(rs),
+                            [nodes[k] for k in rs])
+        fused_at[max(ms + rs)] = fnode
+        for k in ms + rs:
             fused_at.setdefault(k, None)
         count += 1
     if jit_compile:
@@ -240,6 +252,21 @@ def fuse(graph, outputs, jit_compile: bool = False) -> int:
         return 0
     graph.nodes = _toposort(nodes, fused_at)
     return count
+
+
+#: the reductions a fused kernel ends in: primitive -> reduce.h's code
+_RED = {"reduce_sum": kernels.REDUCE_CODES["sum"], "reduce_prod": kernels.REDUCE_CODES["prod"],
+        "reduce_mean": kernels.REDUCE_CODES["mean"], "reduce_max": kernels.REDUCE_CODES["max"],
+        "reduce_min": kernels.REDUCE_CODES["min"]}
+
+
+def _full_reduction(node) -> bool:
+    """Whether reduction ``node`` reduces its float32/float64 input over every axis (to one value)."""
+    x, out = node.inputs[0], node.outputs
+    a = node.attrs or {}
+    return (isinstance(x, Tensor) and isinstance(out, Tensor) and x._dtype in (F32, F64) and out._dtype is x._dtype
+            and x._dev is node.dev and set(a.get("axis", ())) == set(range(len(x._shape)))
+            and len(a.get("axis", ())) == len(x._shape))
 
 
 def _ordered(node) -> bool:
@@ -291,8 +318,9 @@ def _toposort(nodes, fused_at):
     return order
 
 
-def _fused_node(group, consumers, external_ids, idx):
-    """One ``fused_elementwise`` node for ``group`` (nodes in graph order)."""
+def _fused_node(group, consumers, external_ids, idx, reductions=()):
+    """One ``fused_elementwise`` node for ``group`` (nodes in graph order) ending in ``reductions`` (full
+    reductions of group members' outputs)."""
     produced = {}
     for k, node in enumerate(group):
         produced[id(node.outputs)] = k
@@ -327,18 +355,21 @@ def _fused_node(group, consumers, external_ids, idx):
         o = node.outputs
         if id(o) in external_ids or any(u not in idx for u in consumers.get(id(o), ())):
             outs.append(o)
+    red = tuple((reg[id(rn.inputs[0])], _RED[rn.prim.name], tuple(rn.outputs._shape)) for rn in reductions)
     attrs = {
         "program": tuple(program), "params": tuple(params), "reg_dtypes": tuple(d.code for d in reg_dtypes),
         "scalar": tuple(tuple(t._shape) != shape for t in inputs),
         "out_regs": tuple(reg[id(o)] for o in outs), "shape": shape,
-        "text": _text(group, inputs, outs, reg, consumers, idx),
-        "nodes": tuple(group),
+        "text": _text(group, inputs, outs, reg, consumers, idx, reductions),
+        "nodes": tuple(group) + tuple(reductions),
+        "red": red,
     }
-    return Node(FUSED, tuple(inputs), outs[0] if len(outs) == 1 else tuple(outs), attrs,
-                group[-1].where, group[-1].dev)
+    outs = outs + [rn.outputs for rn in reductions]
+    last = reductions[-1] if reductions else group[-1]
+    return Node(FUSED, tuple(inputs), outs[0] if len(outs) == 1 else tuple(outs), attrs, last.where, last.dev)
 
 
-def _text(group, inputs, outs, reg, consumers, idx):
+def _text(group, inputs, outs, reg, consumers, idx, reductions=()):
     """The program as expressions: inputs ``$0, $1, ...`` (scalar constants by value), a temporary used
     twice named once (``t3 = ...;``)."""
     expr = {}
@@ -366,14 +397,15 @@ def _text(group, inputs, outs, reg, consumers, idx):
             lets.append(f"{name} = {e}")
             e = name
         expr[id(o)] = e
-    body = [expr[id(o)] for o in outs]
+    body = [expr[id(o)] for o in outs] + [f"{rn.prim.name}({expr[id(rn.inputs[0])]})" for rn in reductions]
     return "; ".join(lets + [", ".join(body)])
 
 
 # ---- the primitive ---------------------------------------------------------------------------------------
 
-def _infer(*inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes):
+def _infer(*inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes, red=()):
     specs = [(shape, _dt.from_code(reg_dtypes[r])) for r in out_regs]
+    specs += [(rshape, _dt.from_code(reg_dtypes[r])) for r, _, rshape in red]
     return specs if len(specs) > 1 else specs[0]
 
 
@@ -395,7 +427,7 @@ def _run_unfused(dev, inputs, nodes):
 
 @primitive("fused_elementwise", "FusedElementwise", infer=_infer,
            internal="made by graph_opt's element-wise fusion pass from ops of a traced graph")
-def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes):
+def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes, red=()):
     run_shape = shape
     for t, s in zip(inputs, scalar):
         if not s:
@@ -407,6 +439,7 @@ def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, t
         env = _run_unfused(dev, inputs, nodes)  # unknown dimensions that broadcast when the graph runs
         n_in = len(reg_dtypes) - len(program)  # registers below are the inputs, then one per node
         outs = tuple(env[id(nodes[r - n_in].outputs)] for r in out_regs)
+        outs += tuple(env[id(rn.outputs)] for rn in nodes[len(program):])
         return outs if len(outs) > 1 else outs[0]
     size = 1
     for d in run_shape:
@@ -419,9 +452,21 @@ def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, t
         hs.append(h)
         res.append(make(h, host, run_shape, dt, dev, size))
     flat = [v for ins in program for v in ins]
-    check(be.fused_eval(flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes),
-                        [t._h for t in inputs], [1 if s else 0 for s in scalar], len(inputs),
-                        hs, list(out_regs), len(out_regs), size), "fused_eval")
+    if red:
+        rhs = []
+        for r, _, rshape in red:
+            dt = _dt.from_code(reg_dtypes[r])
+            h, host = be.alloc(rshape, dt.np)
+            rhs.append(h)
+            res.append(make(h, host, rshape, dt, dev, 1))
+        check(be.fused_eval_reduce(flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes),
+                                   [t._h for t in inputs], [1 if s else 0 for s in scalar], len(inputs),
+                                   hs, list(out_regs), len(out_regs), [c for _, c, _ in red], [r for r, _, _ in red],
+                                   rhs, len(red), size), "fused_eval_reduce")
+    else:
+        check(be.fused_eval(flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes),
+                            [t._h for t in inputs], [1 if s else 0 for s in scalar], len(inputs),
+                            hs, list(out_regs), len(out_regs), size), "fused_eval")
     return tuple(res) if len(res) > 1 else res[0]
 
 
@@ -447,7 +492,8 @@ def kernel_info(node, graph=None) -> dict:
     source = getattr(node.dev.backend, "fused_source", None)
     if source is not None:
         a = node.attrs
+        regs = list(a["out_regs"]) + [r for r, _, _ in a.get("red", ())]  # (a reduced register: to scratch)
         info["source"] = source([v for i in a["program"] for v in i], list(a["params"]), len(a["program"]),
                                 len(a["reg_dtypes"]), list(a["reg_dtypes"]), [1 if s else 0 for s in a["scalar"]],
-                                len(ins), list(a["out_regs"]), len(a["out_regs"]))
+                                len(ins), regs, len(regs))
     return info

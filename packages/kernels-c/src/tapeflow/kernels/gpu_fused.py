@@ -179,6 +179,29 @@ class FusedEntries:
         self._launch(k, ((n + LOCAL - 1) // LOCAL * LOCAL,), (LOCAL,), "l" + "B" * (n_inputs + n_outputs), args)
         return OK
 
+    def fused_eval_reduce(self, program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+                          outputs, out_regs, n_outputs, red_ops, red_regs, red_out, n_red, n):
+        """``fused_eval`` whose registers ``red_regs`` are also reduced over all ``n`` elements (``red_ops``:
+        reduce.h's codes; sum, prod, mean, max, min) into ``red_out``: the generated kernel writes each
+        reduced register to a scratch buffer that the backend's reduction kernel then reads."""
+        red_ops, red_regs, reg_dtype = list(red_ops)[:n_red], list(red_regs)[:n_red], list(reg_dtype)
+        if n_red < 0 or n < 0:
+            return EBADSIZE
+        if any(not 0 <= op <= 4 for op in red_ops):
+            return EBADOP
+        if any(not 0 <= r < n_regs for r in red_regs):
+            return EBADARG
+        if any(reg_dtype[r] not in (F32, F64) for r in red_regs):
+            return EBADDTYPE
+        scratch = [self.alloc((n,), "float64" if reg_dtype[r] == F64 else "float32")[0] for r in red_regs]
+        st = self.fused_eval(program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+                             list(outputs)[:n_outputs] + scratch, list(out_regs)[:n_outputs] + red_regs,
+                             n_outputs + n_red, n)
+        for op, r, buf, out in zip(red_ops, red_regs, scratch, list(red_out)[:n_red]):
+            if st == OK:
+                st = self.reduce(op, reg_dtype[r], buf, out, 1, n, 1)
+        return st
+
     def _device_arg(self, h):
         return h if type(h) is DeviceBuffer else self._as_device(h)
 
