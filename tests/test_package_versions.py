@@ -1,5 +1,6 @@
-"""Each package's version is written once (its ``__version__``; pyproject.toml reads it), and every pin one
-package has on another (``tapeflow-core==0.1.0``) names the pinned package's version."""
+"""Each package's version is written once (its ``__version__``; pyproject.toml reads it; the ``tapeflow``
+metapackage, which has no module, writes it in its pyproject.toml), and every pin one package has on another
+(``tapeflow-core==0.1.0``, ``tapeflow-nn[summary]==0.1.0`` in an extra) names the pinned package's version."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +14,7 @@ except ModuleNotFoundError:  # Python 3.10: the test dependency tomli (noxfile.p
     import tomli as tomllib
 
 PACKAGES = pathlib.Path(__file__).resolve().parents[1] / "packages"
-PIN = re.compile(r"^(tapeflow-[a-z]+)\s*(\S.*)?$")
+PIN = re.compile(r"^(tapeflow(?:-[a-z]+)?)\s*(?:\[[a-z0-9_,\s-]*\])?\s*(\S.*)?$")
 
 
 def _module_version(folder: pathlib.Path, module: str) -> str:
@@ -31,6 +32,12 @@ def version_problems(packages: pathlib.Path) -> list:
     for pyproject in sorted(packages.glob("*/pyproject.toml")):
         conf = tomllib.loads(pyproject.read_text())
         project, folder = conf["project"], pyproject.parent.name
+        if conf.get("tool", {}).get("setuptools", {}).get("packages") == []:   # a metapackage: no module
+            if "version" not in project or "version" in project.get("dynamic", []):
+                problems.append(f"{folder}: a package without a module writes its version in [project]")
+                continue
+            projects[project["name"]] = (folder, project["version"], project)
+            continue
         if "version" in project or "version" not in project.get("dynamic", []):
             problems.append(f"{folder}: [project] must say dynamic = [\"version\"] (the version lives in __version__)")
             continue
@@ -41,7 +48,8 @@ def version_problems(packages: pathlib.Path) -> list:
             continue
         projects[project["name"]] = (folder, _module_version(pyproject.parent, module), project)
     for dist, (folder, _, project) in projects.items():
-        for req in project.get("dependencies", []):
+        optional = [r for reqs in project.get("optional-dependencies", {}).values() for r in reqs]
+        for req in project.get("dependencies", []) + optional:
             m = PIN.match(req)
             if not m:
                 continue
@@ -56,7 +64,7 @@ def version_problems(packages: pathlib.Path) -> list:
 
 def test_versions_are_single_sourced_and_every_pin_names_the_pinned_version():
     found = sorted(p.parent.name for p in PACKAGES.glob("*/pyproject.toml"))
-    assert {"kernels-c", "core", "autodiff"} <= set(found), found
+    assert {"kernels-c", "core", "autodiff", "tapeflow"} <= set(found), found
     assert version_problems(PACKAGES) == []
 
 
@@ -76,6 +84,7 @@ def test_a_stale_pin_is_reported(tmp_path):
     problems = version_problems(tmp_path)
     pins_on_core = sorted(p.parent.name for p in PACKAGES.glob("*/pyproject.toml")
                           if "tapeflow-core" in p.read_text() and p.parent.name != "core")
-    assert pins_on_core and sorted(p.split(":")[0] for p in problems) == pins_on_core, problems
+    assert "tapeflow" in pins_on_core   # the metapackage's dependencies and extras are checked too
+    assert pins_on_core and sorted({p.split(":")[0] for p in problems}) == pins_on_core, problems
     old = _module_version(PACKAGES / "core", "tapeflow.core")
     assert all(f"pins tapeflow-core=={old} but core is version 9.9.9; pin ==9.9.9" in p for p in problems), problems

@@ -5,10 +5,16 @@ CC/CFLAGS/CPPFLAGS/LDFLAGS, OpenBLAS, Python): objects go to a folder per
 signature, and the library is rebuilt whenever the signature of the one already at
 the destination differs, so reinstalling with new CFLAGS never ships the old
 library as "already up-to-date".
+
+The extension uses only Python's stable ABI (cffi defines Py_LIMITED_API on CPython), so one
+wheel, tagged ``cp310-abi3``, serves CPython 3.10 and every later version.  A debug or
+free-threaded CPython (no limited API) and PyPy get a wheel for their own interpreter.
 """
 import hashlib
 import os
+import platform
 import sys
+import sysconfig
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -43,4 +49,10 @@ class FlagKeyedBuildExt(build_ext):
             f.write(sig + "\n")
 
 
-setup(cffi_modules=["build_ffi.py:ffibuilder"], cmdclass={"build_ext": FlagKeyedBuildExt})
+def _limited_api() -> bool:
+    return (platform.python_implementation() == "CPython" and not hasattr(sys, "gettotalrefcount")
+            and not sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+setup(cffi_modules=["build_ffi.py:ffibuilder"], cmdclass={"build_ext": FlagKeyedBuildExt},
+      options={"bdist_wheel": {"py_limited_api": "cp310"}} if _limited_api() else {})

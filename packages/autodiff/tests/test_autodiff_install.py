@@ -5,9 +5,12 @@ import sys
 
 
 def test_depends_only_on_core():
-    assert importlib.metadata.version("tapeflow-autodiff") == "0.1.0"
+    import tapeflow.autodiff
+    import tapeflow.core
+
+    assert importlib.metadata.version("tapeflow-autodiff") == tapeflow.autodiff.__version__
     reqs = [r for r in importlib.metadata.requires("tapeflow-autodiff") or [] if "extra ==" not in r]
-    assert reqs == ["tapeflow-core==0.1.0"]
+    assert reqs == [f"tapeflow-core=={tapeflow.core.__version__}"]
 
 
 def test_importing_autodiff_loads_no_upper_layer():
