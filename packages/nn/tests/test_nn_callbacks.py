@@ -176,6 +176,77 @@ def test_progbar_logger_prints_epochs_only_when_several():
     assert bar.verbose == 0 and quiet.getvalue() == ""
 
 
+class _Tty(io.StringIO):
+    """A terminal as a test sees it: isatty, no real size (``COLUMNS`` gives it)."""
+
+    def isatty(self):
+        return True
+
+
+class _JupyterOut(io.StringIO):
+    """Stands for ipykernel's OutStream: not a tty, but shows carriage-return redraws."""
+
+
+_JupyterOut.__module__ = "ipykernel.iostream"
+
+
+def _redraws(text):
+    """The drawn states of a carriage-return progress bar: every piece between "\r" and "\n"."""
+    return [p for line in text.split("\n") for p in line.split("\r") if p]
+
+
+def _long_logs(i):
+    return [(f"metric_with_a_long_name_{k}", 0.5 + i) for k in range(6)]
+
+
+def test_progbar_redraws_fit_an_80_column_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _Tty()
+    bar = cbs.Progbar(20, interval=0, stream=out)
+    for i in range(1, 21):
+        bar.update(i, _long_logs(i))
+    text = out.getvalue()
+    assert text.count("\n") == 1 and text.endswith("\n")  # one line per bar, however many redraws
+    draws = _redraws(text)
+    assert len(draws) == 20
+    assert all(len(d.rstrip()) <= 79 for d in draws[:-1]), [len(d) for d in draws]  # no wrap, no new row
+    assert draws[0].startswith(" 1/20 [>") and " - ETA: " in draws[0]
+    assert "metric_with_a_long_name_5: " in draws[-1]  # the final line keeps every metric
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = _Tty()
+    bar = cbs.Progbar(2, interval=0, stream=wide)
+    bar.update(1, _long_logs(1))
+    assert "metric_with_a_long_name_2: " in _redraws(wide.getvalue())[0]
+
+
+def test_progbar_is_live_in_jupyter_and_one_line_per_epoch_when_piped(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    x, y = _data()
+    nb = _JupyterOut()
+    bar = cbs.ProgbarLogger(verbose=1, stream=nb)
+    _model().fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[bar])
+    nb_text = nb.getvalue()
+    assert "\r" in nb_text  # redrawn in place, as under a terminal
+    assert nb_text.splitlines()[0] == "Epoch 1/2" and nb_text.count("\n") == 4
+    piped = io.StringIO()
+    _model().fit(x, y, batch_size=4, epochs=3, verbose=0, callbacks=[cbs.ProgbarLogger(verbose=1, stream=piped)])
+    lines = piped.getvalue().split("\n")
+    assert "\r" not in piped.getvalue() and lines[-1] == ""
+    assert [line.split(" ")[0] for line in lines[:-1]] == ["Epoch", "4/4", "Epoch", "4/4", "Epoch", "4/4"]
+
+
+def test_callback_messages_go_through_the_tapeflow_logger(caplog, capsys):
+    x, y = _data()
+    stop = cbs.EarlyStopping(monitor="loss", patience=0, min_delta=100, verbose=1)
+    _model().fit(x, y, batch_size=4, epochs=5, verbose=0, callbacks=[stop])
+    assert "early stopping" in capsys.readouterr().out  # logging not set up for INFO: printed, as Keras does
+    caplog.set_level("INFO", logger="tapeflow")
+    stop = cbs.EarlyStopping(monitor="loss", patience=0, min_delta=100, verbose=1)
+    _model().fit(x, y, batch_size=4, epochs=5, verbose=0, callbacks=[stop])
+    assert [r.name for r in caplog.records if "early stopping" in r.getMessage()] == ["tapeflow"]
+    assert "early stopping" not in capsys.readouterr().out
+
+
 def test_history_keeps_accumulating_across_fits():
     h = cbs.History()
     model = _model()

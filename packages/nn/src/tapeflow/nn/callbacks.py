@@ -9,6 +9,8 @@ LambdaCallback, and the progress bar.
 """
 from __future__ import annotations
 
+import io
+import logging
 import math
 import os
 import shutil
@@ -20,8 +22,10 @@ import warnings
 class Progbar:
     """A Keras-style progress bar: ``12/45 [=====>......] - ETA: 1s - loss: 0.4321``.
 
-    On a terminal it redraws in place (at most ~10 times a second); otherwise it prints one
-    line when ``target`` is reached, so logs stay readable.
+    On a terminal it redraws in place (at most ~10 times a second), each redraw cut to the terminal's
+    width (``shutil.get_terminal_size``) so that a narrow terminal never wraps it onto new lines; in
+    Jupyter (an ipykernel output stream) it redraws in place with carriage returns, as Keras does;
+    otherwise (piped to a file) it prints one line when ``target`` is reached, so logs stay readable.
 
     >>> import io
     >>> import tapeflow as tf
@@ -37,7 +41,7 @@ class Progbar:
         self.target, self.width, self.verbose, self.interval = target, width, verbose, interval
         self.unit_name = unit_name
         self.stream = stream if stream is not None else sys.stdout
-        self._dynamic = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._dynamic = _is_live(self.stream)
         self._start = time.perf_counter()
         self._last = 0.0
         self._seen = 0
@@ -59,7 +63,9 @@ class Progbar:
         self._last = now
         line = self._line(current, now, finalize)
         if self._dynamic:
-            pad = max(0, self._prev_len - len(line))
+            if not finalize:  # a redraw longer than the terminal would wrap, and "\r" goes back one row only
+                line = _fit(line, _columns(self.stream) - 1)
+            pad = max(0, min(self._prev_len, _columns(self.stream) - 1) - len(line))
             self.stream.write("\r" + line + " " * pad + ("\n" if finalize else ""))
             self._prev_len = len(line)
         elif finalize:
@@ -92,6 +98,56 @@ class Progbar:
 
     def add(self, n, values=None):
         self.update(self._seen + n, values)
+
+
+_logger = logging.getLogger("tapeflow")
+
+
+def _message(text: str) -> None:
+    """Show a verbose message (a callback's ``verbose=1`` notes, a loader's): through the ``tapeflow`` logger
+    when the application lets it log INFO (``logging.basicConfig(level="INFO")``), else on stdout, as Keras
+    prints them.
+
+    >>> import logging, tapeflow as tf
+    >>> from tapeflow.nn.callbacks import _message
+    >>> _message("Epoch 3: early stopping")
+    Epoch 3: early stopping
+    """
+    if _logger.hasHandlers() and _logger.isEnabledFor(logging.INFO):
+        _logger.info(text)
+    else:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def _is_live(stream) -> bool:
+    """Whether ``stream`` shows carriage-return redraws: a terminal, or a Jupyter (ipykernel) output stream."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        if isatty is not None and isatty():
+            return True
+    except ValueError:  # a closed stream
+        return False
+    return type(stream).__module__.split(".")[0] == "ipykernel"
+
+
+def _columns(stream) -> int:
+    """The width a redraw may take: the terminal's (``COLUMNS`` wins), 80 where there is none (Jupyter)."""
+    try:
+        cols = os.get_terminal_size(stream.fileno()).columns if "COLUMNS" not in os.environ else 0
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        cols = 0
+    return max(cols or shutil.get_terminal_size((80, 24)).columns, 20)
+
+
+def _fit(line: str, width: int) -> str:
+    """``line`` cut to ``width`` characters: the metrics that do not fit are dropped whole, then the rest is cut."""
+    if len(line) <= width:
+        return line
+    parts = line.split(" - ")
+    while len(parts) > 1 and len(" - ".join(parts)) > width:
+        parts.pop()
+    return " - ".join(parts)[:width]
 
 
 def _fmt_time(sec):
@@ -365,7 +421,7 @@ class EarlyStopping(Callback):
         if self.stopped_epoch and self.restore_best_weights and self.best_weights is not None:
             self.model.set_weights(self.best_weights)
         if self.stopped_epoch and self.verbose:
-            print(f"Epoch {self.stopped_epoch + 1}: early stopping (best {self.monitor} {self.best:.4f} "
+            _message(f"Epoch {self.stopped_epoch + 1}: early stopping (best {self.monitor} {self.best:.4f} "
                   f"at epoch {self.best_epoch + 1})")
 
 
@@ -428,7 +484,7 @@ class ModelCheckpoint(Callback):
             if not better:
                 return
             if self.verbose:
-                print(f"Epoch {epoch + 1}: {self.monitor} improved to {current:.5f}, saving to {path}")
+                _message(f"Epoch {epoch + 1}: {self.monitor} improved to {current:.5f}, saving to {path}")
             self.best = current
         self.model.save_weights(path)
         self.saved.append(path)
@@ -514,7 +570,7 @@ class LearningRateScheduler(Callback):
         lr = float(self.schedule(epoch, opt.learning_rate))
         opt.learning_rate = lr
         if self.verbose:
-            print(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr}")
+            _message(f"Epoch {epoch + 1}: LearningRateScheduler setting learning rate to {lr}")
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
@@ -544,7 +600,7 @@ class TerminateOnNaN(Callback):
             if self.raise_error:
                 raise RuntimeError(f"NaN or Inf loss encountered at batch {batch}. Loss value: {float(loss)}. "
                                    "Terminating training immediately.")
-            print(f"Batch {batch}: Invalid loss, terminating training")
+            _message(f"Batch {batch}: Invalid loss, terminating training")
             self.model.stop_training = True
 
 
@@ -633,7 +689,7 @@ class ReduceLROnPlateau(_MonitorMode, Callback):
             new = max(old * self.factor, self.min_lr)
             opt.learning_rate = new
             if self.verbose > 0:
-                print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
+                _message(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.")
             return True
         return False
 

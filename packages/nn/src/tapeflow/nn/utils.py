@@ -25,6 +25,7 @@ import numpy as np
 
 import tapeflow.core as K
 from tapeflow.core.tensor import Tensor
+from tapeflow.nn.callbacks import _message
 
 __all__ = ["PyDataset", "Sequence", "get_file", "image_dataset_from_directory", "normalize", "pad_sequences",
            "set_random_seed", "split_dataset", "text_dataset_from_directory", "to_categorical"]
@@ -551,7 +552,7 @@ def _from_directory(directory, labels, label_mode, class_names, batch_size, shuf
     if label_mode in ("categorical", "binary") and labels not in ("inferred", None):
         num_classes = int(max(idx)) + 1
     if verbose:
-        print(f"Found {len(paths)} files" + (f" belonging to {num_classes} classes." if label_mode else "."))
+        _message(f"Found {len(paths)} files" + (f" belonging to {num_classes} classes." if label_mode else "."))
     out = []
     for part_paths, part_labels in _subset(paths, idx, validation_split, subset, given_seed, shuffle, what):
         lab = None if label_mode is None else _label_array(part_labels, label_mode, num_classes, what)
@@ -670,11 +671,11 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
         target = os.path.join(datadir, fname)
     download = force_download or not os.path.exists(target)
     if not download and file_hash is not None and _hash(target, algorithm) != file_hash:
-        print(f"A local file was found, but it seems to be incomplete or outdated because the {algorithm} file "
-              f"hash does not match the original value of {file_hash} so we will re-download the data.")
+        _message(f"A local file was found, but it seems to be incomplete or outdated because the {algorithm} file "
+                 f"hash does not match the original value of {file_hash} so we will re-download the data.")
         download = True
     if download:
-        print(f"Downloading data from {origin}")
+        _message(f"Downloading data from {origin}")
         part = f"{target}.part-{os.getpid()}"
         try:
             urlretrieve(origin, part)
