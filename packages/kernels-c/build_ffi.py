@@ -39,8 +39,20 @@ def _openblas():
 ENV_FLAGS = ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED")
 
 
+def _openmp() -> tuple:
+    """(compile flags, link flags) for OpenMP: GCC's -fopenmp; on macOS, Apple clang's -Xclang -fopenmp with
+    Homebrew's libomp (``LIBOMP_PREFIX``, default ``brew --prefix libomp``'s usual place; delocate ships it)."""
+    if sys.platform == "darwin":
+        prefix = os.environ.get("LIBOMP_PREFIX", "/opt/homebrew/opt/libomp")
+        return (["-Xclang", "-fopenmp", f"-I{prefix}/include"],
+                # scipy-openblas32's dylib beside us in site-packages (the build env's folder is gone by then)
+                [f"-L{prefix}/lib", "-lomp", f"-Wl,-rpath,{prefix}/lib",
+                 "-Wl,-rpath,@loader_path/../../scipy_openblas32/lib"])
+    return ["-fopenmp"], ["-fopenmp"]
+
+
 def compile_flags() -> list:
-    cflags = ["-O3", "-std=c11", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
+    cflags = ["-O3", "-std=c11", *_openmp()[0], "-fno-math-errno", "-fno-trapping-math",
               "-Wall", "-Wno-unused-function", "-Wno-unknown-pragmas"]
     if os.environ.get("TAPEFLOW_DEBUG_BUILD"):
         cflags = [f for f in cflags if f != "-O3"] + ["-O0", "-g"]
@@ -91,7 +103,7 @@ def make_builder(absolute: bool = False):
         libraries=[lib, "m"],
         library_dirs=[libdir],
         extra_compile_args=cflags,
-        extra_link_args=["-fopenmp", f"-Wl,-rpath,{libdir}"],
+        extra_link_args=[*_openmp()[1], f"-Wl,-rpath,{libdir}"],
         define_macros=[("_GNU_SOURCE", "1")],
     )
     return ffi
