@@ -48,10 +48,14 @@ from . import random as random  # noqa: E402
 from . import io as io  # noqa: E402  (tf.io: importing it registers its ops, as the registry walks need)
 
 
+#: core's own lazily imported namespaces, beside the facade's table (tapeflow/__init__.py's _LAZY)
+CORE_LAZY = {"saved_model": ("tapeflow.core.saved_model", None, "tapeflow-core")}
+
+
 def _lazy_attr(namespace: dict, table: dict, name: str):
     """Resolve a facade attribute from an upper package, or say how to install it."""
     try:
-        modname, attr, dist = table[name]
+        modname, attr, dist = table[name] if name in table else CORE_LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'tapeflow' has no attribute {name!r}") from None
     try:
