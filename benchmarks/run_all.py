@@ -1,6 +1,6 @@
 """Run every benchmark script (bench_*.py), each in a fresh interpreter, and print their tables.
 
-usage: python benchmarks/run_all.py [name ...]   (e.g. core tape data conv train)
+usage: python benchmarks/run_all.py [name ...]   (e.g. core tape data conv train onnx)
 """
 import pathlib
 import subprocess

@@ -134,6 +134,11 @@ class Attention(_Seeded, Layer):
                 "dropout": self.dropout, "seed": self.seed}
 
 
+def _known(shape) -> tuple:
+    """``shape`` for a reshape: its one unknown dimension (a batch traced as None) as -1."""
+    return tuple(-1 if d is None else d for d in shape)
+
+
 class MultiHeadAttention(_Seeded, Layer):
     """Multi-head attention: ``num_heads`` scaled dot-product attentions of learned projections of
     query, key and value, concatenated and projected back.
@@ -231,11 +236,12 @@ class MultiHeadAttention(_Seeded, Layer):
         perm = others + list(axes) + [r - 1]
         xt = K.transpose(x, perm) if perm != list(range(r)) else x
         lead = tuple(x.shape[a] for a in others)
-        return K.reshape(xt, (math.prod(lead), math.prod(x.shape[a] for a in axes), x.shape[-1])), lead, perm
+        n = -1 if None in lead else math.prod(lead)  # (a batch traced as unknown: a saved model's signature)
+        return K.reshape(xt, (n, math.prod(x.shape[a] for a in axes), x.shape[-1])), lead, perm
 
     def _project(self, x, kernel, bias):
         d, n, h = kernel.shape
-        y = K.reshape(K.matmul(x, K.reshape(kernel.read_value(), (d, n * h))), x.shape[:2] + (n, h))
+        y = K.reshape(K.matmul(x, K.reshape(kernel.read_value(), (d, n * h))), _known(x.shape[:2]) + (n, h))
         if bias is not None:
             y = K.add(y, bias.read_value())
         return K.transpose(y, (0, 2, 1, 3))  # (batch, heads, steps, dim)
@@ -293,13 +299,13 @@ class MultiHeadAttention(_Seeded, Layer):
         out = K.matmul(self._dropout(scores, self.dropout, training), vh)  # (b, heads, tq, vd)
         n, vd = self.output_kernel.shape[:2]
         out_shape = tuple(self.output_kernel.shape[2:])
-        y = K.matmul(K.reshape(K.transpose(out, (0, 2, 1, 3)), (q.shape[0] * tq, n * vd)),
+        y = K.matmul(K.reshape(K.transpose(out, (0, 2, 1, 3)), (-1, n * vd)),
                      K.reshape(self.output_kernel.read_value(), (n * vd, math.prod(out_shape))))
         if self.output_bias is not None:
             y = K.add(y, K.reshape(self.output_bias.read_value(), (-1,)))
         # back to the query's layout: (lead..., attended..., out)
         mid = tuple(query.shape[a] for a in axes)
-        y = K.reshape(y, lead + mid + out_shape)
+        y = K.reshape(y, _known(lead) + mid + out_shape)
         if perm != list(range(rank)) and len(out_shape) == 1:
             inv = [perm.index(i) for i in range(rank)]
             y = K.transpose(y, inv)
@@ -309,7 +315,7 @@ class MultiHeadAttention(_Seeded, Layer):
             y = K.transpose(y, inv)
         y = _activity(self, y)
         if return_attention_scores:
-            s = K.reshape(scores, lead + (self.num_heads,) + mid + tuple(value.shape[a] for a in axes))
+            s = K.reshape(scores, _known(lead) + (self.num_heads,) + mid + tuple(value.shape[a] for a in axes))
             return y, s
         return y
 

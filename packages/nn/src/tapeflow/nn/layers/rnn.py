@@ -243,13 +243,15 @@ class _RNN(Layer):
     def _steps(self, inputs):
         b, t, f = inputs._shape
         # one matmul projects every time step; then (time, batch, 4u) split into steps
-        xw = self._project(K.reshape(inputs, (b * t, f)))
-        xw = K.transpose(K.reshape(xw, (b, t, xw._shape[-1])), (1, 0, 2))
+        xw = self._project(K.reshape(inputs, (-1, f)))  # (-1: a batch traced as unknown)
+        xw = K.transpose(K.reshape(xw, (-1 if b is None else b, t, xw._shape[-1])), (1, 0, 2))
         steps = K.unstack(xw, axis=0) if t else []
         return steps[::-1] if self.go_backwards else steps
 
     def _zeros(self, b):
-        return K.zeros((b, self.units), self._dtype)  # the compute dtype (float16 under mixed precision)
+        # the compute dtype (float16 under mixed precision); a batch traced as unknown (a saved model's signature):
+        # one row, which the first step broadcasts to the batch
+        return K.zeros((1 if b is None else b, self.units), self._dtype)
 
     def _step_masks(self, mask, b, t):
         """The (batch, time) mask as one (batch, 1) bool tensor per step, in the order steps run."""
