@@ -3,6 +3,84 @@
  * op = transpose when ta/tb is set; a batch stride of 0 broadcasts an operand. */
 #include "tpf.h"
 #include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* ---- OpenBLAS's parallel jobs run on our OpenMP threads -------------------------------
+ * OpenBLAS (the pthreads build scipy-openblas32 ships) hands each multi-threaded call's
+ * jobs to a registered callback instead of its own thread pool.  Running them here:
+ * - sets flush-to-zero in every thread that computes a GEMM block (tpf_fp_enter, so
+ *   tf.config's switch reaches BLAS, and turning it off restores IEEE denormals: OpenBLAS's
+ *   own workers kept whatever mode they started with);
+ * - keeps one pool of threads (OpenMP's) instead of two pools oversubscribing the cores.
+ * The jobs of one call wait for each other (level-3 GEMM synchronises its blocks), so all
+ * of them must run at once: when OpenMP gives fewer threads than jobs (a call from inside
+ * a parallel region, OMP_THREAD_LIMIT, dynamic adjustment), the rest run on threads
+ * started for the call. */
+typedef void (*tpf_dojob_fn)(int thread_num, void *jobdata, int dojob_data);
+typedef void (*tpf_threads_fn)(int sync, tpf_dojob_fn dojob, int numjobs, size_t elsize,
+                               void *jobdata, int dojob_data);
+void scipy_openblas_set_threads_callback_function(tpf_threads_fn callback);
+
+typedef struct { tpf_dojob_fn dojob; int i; void *job; int data; } tpf_blas_job;
+
+static void *blas_job_thread(void *p) {
+    tpf_blas_job *j = (tpf_blas_job *)p;
+    tpf_fp_enter();
+    j->dojob(j->i, j->job, j->data);
+    return NULL;
+}
+
+static void blas_threads(int sync, tpf_dojob_fn dojob, int numjobs, size_t elsize,
+                         void *jobdata, int dojob_data) {
+    (void)sync;   /* every job is run before returning */
+    if (numjobs <= 1) {
+        tpf_fp_enter();
+        for (int i = 0; i < numjobs; i++) dojob(i, jobdata, dojob_data);
+        return;
+    }
+#ifdef _OPENMP
+    #pragma omp parallel num_threads(numjobs)
+    {
+        tpf_fp_enter();
+        int got = omp_get_num_threads(), me = omp_get_thread_num();
+        tpf_blas_job *extra = NULL;
+        pthread_t *tids = NULL;
+        int started = 0;
+        if (me == 0 && got < numjobs) {     /* the jobs OpenMP has no thread for */
+            extra = malloc(sizeof(tpf_blas_job) * (size_t)numjobs);
+            tids = malloc(sizeof(pthread_t) * (size_t)numjobs);
+            for (int i = got; i < numjobs && extra && tids; i++) {
+                extra[i] = (tpf_blas_job){dojob, i, (char *)jobdata + (size_t)i * elsize, dojob_data};
+                if (pthread_create(&tids[i], NULL, blas_job_thread, &extra[i]) == 0) started = i - got + 1;
+                else abort();   /* the other jobs would wait for this one forever */
+            }
+            if (!extra || !tids) abort();
+        }
+        dojob(me, (char *)jobdata + (size_t)me * elsize, dojob_data);
+        for (int i = got; i < got + started; i++) pthread_join(tids[i], NULL);
+        free(extra);
+        free(tids);
+    }
+#else
+    tpf_blas_job *extra = malloc(sizeof(tpf_blas_job) * (size_t)numjobs);
+    pthread_t *tids = malloc(sizeof(pthread_t) * (size_t)numjobs);
+    if (!extra || !tids) abort();
+    tpf_fp_enter();
+    for (int i = 1; i < numjobs; i++) {
+        extra[i] = (tpf_blas_job){dojob, i, (char *)jobdata + (size_t)i * elsize, dojob_data};
+        if (pthread_create(&tids[i], NULL, blas_job_thread, &extra[i]) != 0) abort();
+    }
+    dojob(0, jobdata, dojob_data);
+    for (int i = 1; i < numjobs; i++) pthread_join(tids[i], NULL);
+    free(extra);
+    free(tids);
+#endif
+}
+
+__attribute__((constructor)) static void tpf_blas_install(void) {
+    scipy_openblas_set_threads_callback_function(blas_threads);
+}
 
 /* Integer matmul wraps modulo 2**bits like the element-wise integer ops: products
  * and sums run in unsigned arithmetic (W), which C defines to wrap.  The j loop is
