@@ -259,6 +259,21 @@ static const rakind ra_table[TPF_RED_MIN + 1][2] = {
     [TPF_RED_MAX] = RAROW(max), [TPF_RED_MIN] = RAROW(min),
 };
 
+/* A thread's scratch memory, kept for its next call (grown as needed; at most SCRATCH_KEEP bytes are kept,
+ * a larger block is freed by the next call that needs less). */
+#define SCRATCH_KEEP ((size_t)8 << 20)
+static _Thread_local char *scratch_buf;
+static _Thread_local size_t scratch_cap;
+
+static char *scratch(size_t need) {
+    if (need <= scratch_cap && (scratch_cap <= SCRATCH_KEEP || need > SCRATCH_KEEP / 2)) return scratch_buf;
+    free(scratch_buf);
+    scratch_cap = need < 65536 ? 65536 : need;
+    scratch_buf = malloc(scratch_cap);
+    if (!scratch_buf) scratch_cap = 0;
+    return scratch_buf;
+}
+
 /* ---- the entry points ----------------------------------------------------------------------- */
 
 int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_instr, int n_regs,
@@ -309,51 +324,58 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
             hi = lo + (int64_t)per_tiles * TILE < n ? lo + (int64_t)per_tiles * TILE : n;
         }
         /* this thread's tiles of the temporaries and of the scalar inputs (repeated), and its lanes */
-        char *buf = malloc((size_t)n_regs * TILE * 8 + (size_t)n_red * LANES * 8 + 64);
-        void **ptr = malloc(sizeof(void *) * (size_t)n_regs);
-        if (!buf || !ptr) {
-            free(buf); free(ptr);
+        /* this thread's tiles of the temporaries and of the scalar inputs (repeated), its lanes, the
+         * registers' pointers and element sizes: kept from call to call (no allocation, no page faults) */
+        int64_t tl = hi - lo < TILE ? (hi - lo + LANES - 1) / LANES * LANES : TILE;  /* a tile's length */
+        if (tl < LANES) tl = LANES;
+        size_t stride = (size_t)tl * 8;
+        size_t need = (size_t)n_regs * stride + (size_t)n_red * LANES * 8 + (size_t)n_regs * (sizeof(void *) + 8);
+        char *buf = scratch(need);
+        if (!buf) {
             #pragma omp atomic write
             fail = 1;
         } else {
-            char *lanes = buf + (size_t)n_regs * TILE * 8;
+            char *lanes = buf + (size_t)n_regs * stride;
+            void **ptr = (void **)(lanes + (size_t)n_red * LANES * 8);
+            size_t *es = (size_t *)(ptr + n_regs);
+            for (int r = 0; r < n_regs; r++) es[r] = tpf_dtype_size(reg_dtype[r]);
             double *acc = part ? part + (size_t)t * n_red : NULL;
             int64_t len = hi - lo, full = len >= 2 * LANES ? lo + len / LANES * LANES : lo;
             for (int q = 0; q < n_red; q++)
                 ra_table[red_ops[q]][reg_dtype[red_regs[q]] == TPF_F64].init(lanes + (size_t)q * LANES * 8, acc + q);
-            for (int r = 0; r < n_inputs; r++) {
-                if (!input_is_scalar[r]) continue;
-                size_t es = tpf_dtype_size(reg_dtype[r]);
-                char *b = buf + (size_t)r * TILE * 8;
-                for (int64_t i = 0; i < TILE; i++) memcpy(b + i * es, inputs[r], es);
+            for (int r = 0; r < n_regs; r++) {
+                if (r < n_inputs && input_is_scalar[r]) {
+                    char *b = buf + (size_t)r * stride;
+                    ptr[r] = b;
+                    if (es[r] == 4) { float v; memcpy(&v, inputs[r], 4); for (int64_t i = 0; i < tl; i++) ((float *)b)[i] = v; }
+                    else if (es[r] == 8) { double v; memcpy(&v, inputs[r], 8); for (int64_t i = 0; i < tl; i++) ((double *)b)[i] = v; }
+                    else memset(b, *(const uint8_t *)inputs[r], (size_t)tl);
+                } else if (r >= n_inputs && outof[r] < 0) {
+                    ptr[r] = buf + (size_t)r * stride;
+                }
             }
             for (int64_t a = lo; a < hi; a += TILE) {
                 int64_t m = a + TILE <= hi ? TILE : hi - a;
                 for (int r = 0; r < n_regs; r++) {
-                    size_t es = tpf_dtype_size(reg_dtype[r]);
-                    if (r < n_inputs)
-                        ptr[r] = input_is_scalar[r] ? (void *)(buf + (size_t)r * TILE * 8)
-                                                    : (void *)((const char *)inputs[r] + a * es);
-                    else if (outof[r] >= 0)
-                        ptr[r] = (char *)outputs[outof[r]] + a * es;
-                    else
-                        ptr[r] = buf + (size_t)r * TILE * 8;
+                    if (r < n_inputs) {
+                        if (!input_is_scalar[r]) ptr[r] = (void *)((const char *)inputs[r] + a * es[r]);
+                    } else if (outof[r] >= 0) {
+                        ptr[r] = (char *)outputs[outof[r]] + a * es[r];
+                    }
                 }
                 run_tile(program, params, n_instr, reg_dtype, ptr, m);
                 for (int q = 0; q < n_red; q++) {
                     int reg = red_regs[q], f64 = reg_dtype[reg] == TPF_F64;
                     const rakind *K = &ra_table[red_ops[q]][f64];
                     const char *x = (const char *)ptr[reg];
-                    size_t es = f64 ? 8 : 4;
                     int64_t in_lanes = (full > a ? (full < a + m ? full : a + m) - a : 0);
                     if (in_lanes) K->lanes(x, in_lanes, lanes + (size_t)q * LANES * 8);
                     if (a + m == hi) {       /* the slice's last tile: fold the lanes, then the tail */
                         if (full > lo) K->fold(lanes + (size_t)q * LANES * 8, acc + q);
-                        K->seq(x + (size_t)in_lanes * es, m - in_lanes, acc + q);
+                        K->seq(x + (size_t)in_lanes * es[reg], m - in_lanes, acc + q);
                     }
                 }
             }
-            free(buf); free(ptr);
         }
     }
     if (!fail)

@@ -37,7 +37,7 @@ from . import errors
 from . import nest
 from .dispatch import hooks
 from .runner import Graph, KernelStatus, _trace, fail, init_scope, symbolic, tracing
-from .tensor import Tensor, convert_to_tensor
+from .tensor import Tensor, convert_to_tensor, make
 from .tensor_spec import TensorSpec, relax
 
 __all__ = ["function", "defun", "Function", "ConcreteFunction", "FuncGraph", "init_scope", "TensorSpec",
@@ -156,7 +156,7 @@ class Plan:
     the caller passes their values after the inputs), then constants, then intermediates.
     """
 
-    __slots__ = ("steps", "template", "n_args", "outs", "captures", "name", "slot")
+    __slots__ = ("steps", "template", "n_args", "outs", "captures", "name", "slot", "fast")
 
     def __init__(self, graph, inputs, outputs, name="graph", keep_stateful=True):
         self.name = name
@@ -173,6 +173,9 @@ class Plan:
                 for t in node.inputs:
                     needed.add(id(t))
         keep.reverse()
+        progs = _kernel_programs(keep) if OPTIONS["kernel_executor"] else {}
+        if progs:
+            keep = _cluster(keep, progs)
         slot: dict = {}
         for t in inputs:
             slot[id(t)] = len(slot)
@@ -253,6 +256,8 @@ class Plan:
         self.steps = tuple(steps)
         self.template = template
         self.outs = tuple(slot[id(t)] if isinstance(t, Tensor) else None for t in outputs)
+        self.fast = _fast_steps(self.steps, self.outs, {} if any(
+            st[6].prim.name in ENV_PRIMITIVES for st in steps) else progs, OPTIONS["memory_optimizer"])
         self.captures = captures
         self.slot = slot
 
@@ -261,7 +266,31 @@ class Plan:
         env = self.template.copy()
         env[:len(args)] = args
         rec = hooks.recorder
-        for impl, dev, ins, out, attrs, late, node, move, frees in self.steps:
+        fast = self.fast
+        if rec is None and fast is not None:  # the executor: pre-bound kernel calls over the slots
+            k = 0
+            try:
+                for call, ins, out, frees, k in fast:
+                    if ins is None:  # a run of kernels: one C call
+                        call(env)
+                        continue
+                    r = call(*[env[i] for i in ins])
+                    if type(out) is int:
+                        env[out] = r
+                    else:
+                        for i, o in zip(out, r):
+                            env[i] = o
+                    for i in frees:
+                        env[i] = None
+            except Exception:  # noqa: BLE001 (any error: rerun from the failed step to raise it as usual)
+                # again through the general loop from the failed step: the same error, named and located
+                return self._run_from(env, k, fname)
+            return [env[i] if i is not None else None for i in self.outs]
+        return self._run_from(env, 0, fname)
+
+    def _run_from(self, env, start, fname):
+        rec = hooks.recorder
+        for impl, dev, ins, out, attrs, late, node, move, frees in self.steps[start:] if start else self.steps:
             vals = [env[i] for i in ins]
             if move:
                 vals = [v if v._dev is dev else v.to(dev) for v in vals]
@@ -291,6 +320,225 @@ class Plan:
                     attrs = {**(attrs or {}), "_env": _Env(env, self.slot)}
                 rec(node.prim.name, tuple(vals), r, attrs)
         return [env[i] if i is not None else None for i in self.outs]
+
+
+def _kernel_programs(nodes) -> dict:
+    """id(node) -> the fused program that runs it, for the nodes the C executor can run (CPU, known shapes)."""
+    from .fusion import kernel_program
+
+    out = {}
+    for node in nodes:
+        be = node.dev.backend
+        if getattr(be, "name", None) == "cpu" and hasattr(be, "exec_fused") and \
+                all(t._dev is node.dev for t in node.inputs if isinstance(t, Tensor)):
+            a = kernel_program(node)
+            if a is not None:
+                out[id(node)] = a
+    return out
+
+
+def _cluster(nodes, progs) -> list:
+    """``nodes`` reordered so that the ones the C executor runs (``progs``) come in longer runs: a topological
+    order that takes, among the nodes ready, one of the kind just taken (executor or not) when there is one,
+    else the first in the old order.  Stateful nodes and variable reads keep their order among themselves."""
+    from .fusion import _ordered
+
+    made = {}
+    for k, node in enumerate(nodes):
+        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
+            made[id(o)] = k
+    deps = [set() for _ in nodes]
+    users = [[] for _ in nodes]
+    last = None
+    for k, node in enumerate(nodes):
+        pre = [made.get(id(t)) for t in node.inputs]
+        if _ordered(node):
+            pre.append(last)
+            last = k
+        for j in pre:
+            if j is not None and j != k and j not in deps[k]:
+                deps[k].add(j)
+                users[j].append(k)
+    kind = [id(n) in progs for n in nodes]
+    ready = [k for k in range(len(nodes)) if not deps[k]]
+    order = []
+    cur = None
+    while ready:
+        same = [k for k in ready if kind[k] == cur]
+        k = min(same) if same else min(ready)
+        ready.remove(k)
+        cur = kind[k]
+        order.append(nodes[k])
+        for u in users[k]:
+            deps[u].discard(k)
+            if not deps[u]:
+                ready.append(u)
+    return order if len(order) == len(nodes) else list(nodes)
+
+
+def _fast_steps(steps, outs, progs, reuse=True):
+    """The executor's program for ``steps``: per item (a call, its input slots, output slot(s), slots to
+    release after it, the index of its first step).  A step is its implementation with device and attributes
+    bound; a run of consecutive CPU steps that are kernels of known shapes (fused programs, lone element-wise
+    ops) is one item, a :class:`_Segment` (one C call; ``ins`` None).  None when a step recomputes attributes
+    per run or moves inputs between devices (those run through the general loop)."""
+    if any(st[5] is not None or st[7] for st in steps):
+        return None
+    progs = [progs.get(id(st[6])) for st in steps]
+    users: dict = {}
+    for k, st in enumerate(steps):
+        for i in st[2]:
+            users.setdefault(i, set()).add(k)
+    fast = []
+    k = 0
+    while k < len(steps):
+        if progs[k] is None:
+            impl, dev, ins, out, attrs, late, node, move, frees = steps[k]
+            call = functools.partial(impl, dev, **attrs) if attrs else functools.partial(impl, dev)
+            fast.append((call, ins, out, frees, k))
+            k += 1
+            continue
+        j = k
+        while j < len(steps) and progs[j] is not None and steps[j][1] is steps[k][1]:
+            j += 1
+        fast.append((_Segment(steps[k:j], progs[k:j], k, users, set(outs), reuse), None, None, None, k))
+        k = j
+    return tuple(fast)
+
+
+class _SegmentFailed(Exception):
+    pass
+
+
+class _Segment:
+    """A run of plan steps that are fused programs, executed by one call of the C executor
+    (``csrc/executor.c``): the programs' arrays are made once.  With the memory plan (``reuse``), the
+    tensors that live only inside the run share buffers (one buffer serves tensors of its size whose
+    lives do not overlap), allocated at the first call and kept for the later ones (when another thread
+    runs the same plan meanwhile, it allocates its own); without it, each has its own buffer, per call."""
+
+    __slots__ = ("first", "n", "dev", "ext_in", "ext_out", "internal", "n_slots", "keep", "args", "frees", "lock",
+                 "bufs", "run", "ffi", "alloc", "failed", "sizes", "reuse")
+
+    def __init__(self, steps, progs, first, users, graph_outs, reuse=True):
+        self.first, self.n, self.dev = first, len(steps), steps[0][1]
+        be = self.dev.backend
+        self.run, self.ffi, self.alloc = be.exec_fused, be.ffi, be.alloc
+        ffi = be.ffi
+        self.failed = ffi.new("int32_t[1]")
+        inside = set(range(first, first + len(steps)))
+        produced = {}
+        for k, st in enumerate(steps):
+            for i in (st[3] if type(st[3]) is tuple else (st[3],)):
+                produced[i] = k
+        local: dict = {}
+        self.ext_in, self.ext_out, self.internal = [], [], []
+        for st in steps:  # inputs from outside the run
+            for i in st[2]:
+                if i not in produced and i not in local:
+                    local[i] = len(local)
+                    self.ext_in.append((local[i], i))
+        for st in steps:
+            node = st[6]
+            outs = node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)
+            for i, t in zip(st[3] if type(st[3]) is tuple else (st[3],), outs):
+                local[i] = len(local)
+                spec = (local[i], i, tuple(t._shape), t._dtype, t._size)
+                if i in graph_outs or not users.get(i, set()) <= inside:
+                    self.ext_out.append(spec)
+                else:
+                    self.internal.append(spec)
+        self.n_slots = len(local)
+        self.reuse = reuse
+        # the memory plan inside the run: buffer per internal tensor, a freed buffer serving a later tensor
+        # of the same byte size (freed after the step that last reads it, so never a step's input and output)
+        made_at = {}
+        for k, st in enumerate(steps):
+            for i in (st[3] if type(st[3]) is tuple else (st[3],)):
+                made_at[i] = k
+        last = {}
+        for k, st in enumerate(steps):
+            for i in st[2]:
+                last[i] = k
+        nbytes = {i: size * dt.np.itemsize for _, i, _, dt, size in self.internal}
+        free: dict = {}
+        self.sizes, owner = [], {}
+        for k in range(len(steps)):
+            for _, i, _, _, _ in self.internal:
+                if made_at[i] == k:
+                    pool = free.get(nbytes[i]) if reuse else None
+                    if pool:
+                        owner[i] = pool.pop()
+                    else:
+                        owner[i] = len(self.sizes)
+                        self.sizes.append(nbytes[i])
+            for _, i, _, _, _ in self.internal:
+                if last.get(i, made_at[i]) == k:
+                    free.setdefault(nbytes[i], []).append(owner[i])
+        self.internal = [(j, owner[i]) for j, i, _, _, _ in self.internal]
+        self.keep = []
+        ints, programs, params, regdts, scalars, sizes = [], [], [], [], [], []
+        for st, a in zip(steps, progs):
+            outs = st[3] if type(st[3]) is tuple else (st[3],)
+            n_out = len(a["out_regs"])
+            red = a.get("red", ())
+            h = [len(a["program"]), len(a["reg_dtypes"]), len(st[2]), n_out, len(red)]
+            h += [local[i] for i in st[2]] + [local[i] for i in outs[:n_out]] + list(a["out_regs"])
+            h += [c for _, c, _ in red] + [r for r, _, _ in red] + [local[i] for i in outs[n_out:]]
+            size = 1
+            for d in a["shape"]:
+                size *= d
+            arrs = (ffi.new("int32_t[]", h), ffi.new("int32_t[]", [v for ins in a["program"] for v in ins] or [0]),
+                    ffi.new("double[]", list(a["params"]) or [0.0]), ffi.new("int32_t[]", list(a["reg_dtypes"])),
+                    ffi.new("uint8_t[]", [1 if x else 0 for x in a["scalar"]] or [0]))
+            self.keep.append(arrs)
+            ints.append(arrs[0])
+            programs.append(arrs[1])
+            params.append(arrs[2])
+            regdts.append(arrs[3])
+            scalars.append(arrs[4])
+            sizes.append(size)
+        self.args = (len(steps), ffi.new("int32_t *[]", programs), ffi.new("double *[]", params),
+                     ffi.new("int32_t *[]", regdts), ffi.new("uint8_t *[]", scalars), ffi.new("int64_t[]", sizes),
+                     ffi.new("int32_t *[]", ints))
+        self.frees = tuple(i for st in steps for i in st[8])
+        self.lock = threading.Lock()
+        self.bufs = None
+
+    def _alloc_internal(self):
+        bufs = [self.alloc((max(1, n),), "uint8")[0] for n in self.sizes]
+        return [(j, bufs[b]) for j, b in self.internal]
+
+    def __call__(self, env):
+        slots = self.ffi.new("void *[]", self.n_slots)
+        for j, i in self.ext_in:
+            slots[j] = env[i]._h
+        dev = self.dev
+        alloc = self.alloc
+        for j, i, shape, dt, size in self.ext_out:
+            h, host = alloc(shape, dt.np)
+            slots[j] = h
+            env[i] = make(h, host, shape, dt, dev, size)
+        if self.reuse and self.lock.acquire(False):
+            try:
+                if self.bufs is None:
+                    self.bufs = self._alloc_internal()
+                for j, h in self.bufs:
+                    slots[j] = h
+                failed = self.failed
+                st = self.run(*self.args, slots, self.n_slots, failed)
+            finally:
+                self.lock.release()
+        else:  # another thread runs this plan (or no memory plan): buffers of its own
+            bufs = self._alloc_internal()  # (held until the call returns)
+            for j, h in bufs:
+                slots[j] = h
+            failed = self.ffi.new("int32_t[1]")
+            st = self.run(*self.args, slots, self.n_slots, failed)
+        if st:
+            raise _SegmentFailed(st, failed[0])
+        for i in self.frees:
+            env[i] = None
 
 
 #: control flow: its subgraphs' ops are recorded as they run, not the node itself
@@ -712,7 +960,7 @@ class Function:
         self._lock = threading.RLock()
         self._traces = 0
         self._streak = 0  # consecutive calls that traced (the retracing warning)
-        self._fast: dict = {}  # calls with tensors only: (dtype, shape, device) per argument -> concrete function
+        self._fast: dict = {}  # calls with tensors only: ids of (dtype, shape, device) per argument -> concrete fn
         self._last_key = None
         self._converted = None
         self._variables_created = False
@@ -763,8 +1011,8 @@ class Function:
             # called while another function is traced: its ops join that graph
             return self._traced_callable()(*args, **kwargs)
         if not kwargs and self._signature is None:  # the common case, tensors only: a flat key
-            try:
-                key = tuple([(a._dtype, a._shape, a._dev) for a in args if type(a) is Tensor])
+            try:  # (dtypes and devices are interned: their ids stand for them, without Python-level hashing)
+                key = tuple([(id(a._dtype), a._shape, id(a._dev)) for a in args if type(a) is Tensor])
             except AttributeError:
                 key = None
             if key is not None and len(key) == len(args):

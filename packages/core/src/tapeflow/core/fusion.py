@@ -428,49 +428,87 @@ def _run_unfused(dev, inputs, nodes):
 @primitive("fused_elementwise", "FusedElementwise", infer=_infer,
            internal="made by graph_opt's element-wise fusion pass from ops of a traced graph")
 def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes, red=()):
-    run_shape = shape
-    for t, s in zip(inputs, scalar):
-        if not s:
-            run_shape = tuple(t._shape)
-            break
-    if None in run_shape or any(
-            (tuple(t._shape) != run_shape) if not s else (t._size != 1 or len(t._shape) > len(run_shape))
-            for t, s in zip(inputs, scalar)):
-        env = _run_unfused(dev, inputs, nodes)  # unknown dimensions that broadcast when the graph runs
-        n_in = len(reg_dtypes) - len(program)  # registers below are the inputs, then one per node
-        outs = tuple(env[id(nodes[r - n_in].outputs)] for r in out_regs)
-        outs += tuple(env[id(rn.outputs)] for rn in nodes[len(program):])
-        return outs if len(outs) > 1 else outs[0]
+    be = dev.backend
+    prep = _PREPARED.get((id(program), id(be)))
+    if prep is None or prep[0] is not program:
+        prep = _prepare(be, program, params, reg_dtypes, scalar, out_regs, red)
+    _, args, out_dts, red_dts, first = prep
+    run_shape = shape if first is None else inputs[first]._shape
+    if run_shape != shape or None in shape:
+        run_shape = tuple(run_shape)
+        if None in run_shape or any(
+                (tuple(t._shape) != run_shape) if not s else (t._size != 1 or len(t._shape) > len(run_shape))
+                for t, s in zip(inputs, scalar)):
+            env = _run_unfused(dev, inputs, nodes)  # unknown dimensions that broadcast when the graph runs
+            n_in = len(reg_dtypes) - len(program)  # registers below are the inputs, then one per node
+            outs = tuple(env[id(nodes[r - n_in].outputs)] for r in out_regs)
+            outs += tuple(env[id(rn.outputs)] for rn in nodes[len(program):])
+            return outs if len(outs) > 1 else outs[0]
     size = 1
     for d in run_shape:
         size *= d
-    be = dev.backend
+    alloc = be.alloc
     hs, res = [], []
-    for r in out_regs:
-        dt = _dt.from_code(reg_dtypes[r])
-        h, host = be.alloc(run_shape, dt.np)
+    for dt in out_dts:
+        h, host = alloc(run_shape, dt.np)
         hs.append(h)
         res.append(make(h, host, run_shape, dt, dev, size))
-    flat = [v for ins in program for v in ins]
+    ins = [t._h for t in inputs]
     if red:
         rhs = []
-        for r, _, rshape in red:
-            dt = _dt.from_code(reg_dtypes[r])
-            h, host = be.alloc(rshape, dt.np)
+        for (_, _, rshape), dt in zip(red, red_dts):
+            h, host = alloc(rshape, dt.np)
             rhs.append(h)
             res.append(make(h, host, rshape, dt, dev, 1))
-        check(be.fused_eval_reduce(flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes),
-                                   [t._h for t in inputs], [1 if s else 0 for s in scalar], len(inputs),
-                                   hs, list(out_regs), len(out_regs), [c for _, c, _ in red], [r for r, _, _ in red],
-                                   rhs, len(red), size), "fused_eval_reduce")
+        p, pa, nin, nr, rd, sc, orr, nout, ro, rr, nred = args
+        check(be.fused_eval_reduce(p, pa, nin, nr, rd, ins, sc, len(ins), hs, orr, nout, ro, rr, rhs, nred, size),
+              "fused_eval_reduce")
     else:
-        check(be.fused_eval(flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes),
-                            [t._h for t in inputs], [1 if s else 0 for s in scalar], len(inputs),
-                            hs, list(out_regs), len(out_regs), size), "fused_eval")
+        p, pa, nin, nr, rd, sc, orr, nout = args[:8]
+        check(be.fused_eval(p, pa, nin, nr, rd, ins, sc, len(ins), hs, orr, nout, size), "fused_eval")
     return tuple(res) if len(res) > 1 else res[0]
 
 
+#: (id(program), id(backend)) -> the kernel's arguments that do not change from call to call (on the CPU:
+#: C arrays made once), held with the program they were made for
+_PREPARED: dict = {}
+
+
+def _prepare(be, program, params, reg_dtypes, scalar, out_regs, red):
+    flat = [v for ins in program for v in ins]
+    args = [flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes), [1 if s else 0 for s in scalar],
+            list(out_regs), len(out_regs), [c for _, c, _ in red], [r for r, _, _ in red], len(red)]
+    if getattr(be, "name", None) == "cpu":
+        ffi = be.ffi
+        for i, ctype in ((0, "int32_t[]"), (1, "double[]"), (4, "int32_t[]"), (5, "uint8_t[]"), (6, "int32_t[]"),
+                         (8, "int32_t[]"), (9, "int32_t[]")):
+            args[i] = ffi.new(ctype, args[i] or [0])
+    first = next((k for k, s in enumerate(scalar) if not s), None)
+    prep = (program, tuple(args), [_dt.from_code(reg_dtypes[r]) for r in out_regs],
+            [_dt.from_code(reg_dtypes[r]) for r, _, _ in red], first)
+    if len(_PREPARED) > 4096:
+        _PREPARED.clear()
+    _PREPARED[(id(program), id(be))] = prep
+    return prep
+
+
 FUSED = PRIMITIVES["fused_elementwise"]
+
+
+def kernel_program(node):
+    """The fused program (``fused_elementwise``'s attributes) that computes plan step ``node`` when all its
+    shapes are known: a fused node's own, a lone element-wise op's as a program of one instruction (the same
+    loop as the op's kernel, so the same bits); None for any other step."""
+    if node.prim.name == "fused_elementwise":
+        attrs = node.attrs
+    elif is_elementwise(node) and _why_not(node) is None and None not in tuple(node.outputs._shape) \
+            and _fits(node, tuple(node.outputs._shape)) is None:
+        attrs = _fused_node([node], {}, {id(node.outputs)}, {0}).attrs
+    else:
+        return None
+    if None in attrs["shape"] or any(None in tuple(t._shape) for t in node.inputs):
+        return None
+    return attrs
 
 
 def _ty(t) -> str:

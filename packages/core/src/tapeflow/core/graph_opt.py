@@ -6,7 +6,10 @@ inputs are all constants runs once, now: never a stateful node, a random draw or
 common-subexpression elimination (two nodes of the same primitive on the same inputs with the same
 attributes compute once), and dead-code elimination with the memory plan in ``function.Plan``
 (nodes nothing needs are dropped, stateful ones kept; each intermediate is released after its last
-use).  Each pass can be switched off for debugging, with TensorFlow's spelling:
+use).  ``function.Plan`` then orders the steps so that kernels of known shapes on the CPU (fused
+programs, lone element-wise ops) come in runs, each run executed by one C call (``csrc/executor.c``)
+whose buffers that never leave it are allocated once and reused (``kernel_executor``).  Each pass can
+be switched off for debugging, with TensorFlow's spelling:
 
 >>> import tapeflow as tf
 >>> tf.config.optimizer.set_experimental_options({"constant_folding": False})
@@ -29,6 +32,7 @@ OPTIONS = {
     "disable_model_pruning": False,    # True keeps nodes nothing needs (dead-code elimination off)
     "memory_optimizer": True,          # release each intermediate after its last use
     "elementwise_fusion": True,        # chains of element-wise ops as one kernel (fusion.py)
+    "kernel_executor": True,           # runs of kernels of known shapes as one C call (function.Plan)
 }
 #: TensorFlow's other switches: passes tapeflow does not have, so they may only be turned off
 ABSENT = ("layout_optimizer", "shape_optimization", "remapping", "dependency_optimization", "loop_optimization",

@@ -202,6 +202,32 @@ class FusedEntries:
                 st = self.reduce(op, reg_dtype[r], buf, out, 1, n, 1)
         return st
 
+    def exec_fused(self, n_steps, programs, params, reg_dtypes, scalars, sizes, ints, slots, n_slots, failed):
+        """``csrc/executor.c``'s loop: ``n_steps`` fused programs over a table of buffer ``slots``, one after the
+        other (``ints[k]``: counts, then the slots of step k's inputs, outputs and reductions); the first
+        failing step's status is returned and its index stored in ``failed[0]``."""
+        if n_steps < 0 or n_slots < 0:
+            return EBADARG
+        slots = list(slots)[:n_slots]
+        for k in range(n_steps):
+            h = list(ints[k])
+            n_instr, n_regs, n_in, n_out, n_red = h[:5]
+            ins = h[5:5 + n_in]
+            outs = h[5 + n_in:5 + n_in + n_out]
+            out_regs = h[5 + n_in + n_out:5 + n_in + 2 * n_out]
+            rest = h[5 + n_in + 2 * n_out:]
+            red_ops, red_regs, red_slots = rest[:n_red], rest[n_red:2 * n_red], rest[2 * n_red:3 * n_red]
+            if any(not 0 <= i < n_slots or slots[i] is None for i in ins + outs + red_slots):
+                failed[0] = k
+                return EBADARG
+            st = self.fused_eval_reduce(programs[k], params[k], n_instr, n_regs, reg_dtypes[k],
+                                        [slots[i] for i in ins], scalars[k], n_in, [slots[i] for i in outs], out_regs,
+                                        n_out, red_ops, red_regs, [slots[i] for i in red_slots], n_red, sizes[k])
+            if st != OK:
+                failed[0] = k
+                return st
+        return OK
+
     def _device_arg(self, h):
         return h if type(h) is DeviceBuffer else self._as_device(h)
 
