@@ -190,3 +190,11 @@ def test_export_example_prints_the_same_accuracy(tmp_path, capsys):
     assert out[-2] == f"test accuracy, tapeflow:     {acc_tf:.4f}"
     assert out[-1] == f"test accuracy, ONNX Runtime: {acc_onnx:.4f}"
     assert acc_onnx == acc_tf and acc_tf > 0.5  # chance is 0.1
+
+
+def test_dtype_onnx_does_not_take_fails_the_export_naming_the_op():
+    """ONNX's CumSum takes no int8: the export type-checks the model and names the tapeflow op and its line."""
+    f = tf.function(lambda x: tf.cumsum(x, 0), input_signature=[tf.TensorSpec([None], tf.int8)])
+    with pytest.raises(errors.UnimplementedError, match=r"Cumsum \(cumsum\) created at .*test_saved_model_onnx.py"
+                                                        r":\d+ does not type-check .*CumSum.*int8"):
+        export.export_concrete(f.get_concrete_function())

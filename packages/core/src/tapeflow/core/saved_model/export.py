@@ -82,6 +82,8 @@ class Emitter:
         self._held: list = []
         self._used: set = set()
         self._n = 0
+        self._current = None  # the traced node being converted
+        self.origin: dict = {}  # ONNX op type -> the traced nodes that emitted one (for type errors)
 
     # -- names and constants
     def fresh(self, hint: str) -> str:
@@ -146,6 +148,8 @@ class Emitter:
                                        "SaveModel")
         outs = [self.fresh(op_type) for _ in range(n_out)]
         self.nodes.append(self.helper.make_node(op_type, list(inputs), outs, **attrs))
+        if self._current is not None:
+            self.origin.setdefault(op_type, []).append(self._current)
         return outs[0] if n_out == 1 else outs
 
     # -- nodes
@@ -155,10 +159,13 @@ class Emitter:
             if conv is None:
                 raise self.unsupported(node, onnx_ops.not_exportable_reason(node.prim.name))
             ins = [self.name_of(t, node) for t in node.inputs]
+            outer, self._current = self._current, node
             try:
                 res = conv(self, node, ins)
             except errors.UnimplementedError as e:
                 raise self.unsupported(node, e.message) from None
+            finally:
+                self._current = outer
             outs = _outs(node)
             res = res if isinstance(res, (tuple, list)) else (res,)
             if len(res) != len(outs):
@@ -403,9 +410,34 @@ def export_concrete(cf: ConcreteFunction, signature: str = DEFAULT_SIGNATURE):
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tapeflow",
                               producer_version=__version__, doc_string=f"tapeflow signature {signature}")
     model.ir_version = min(model.ir_version, 10)  # readable by the ONNX Runtime releases of the last two years
+    if sum(len(t.raw_data) for t in model.graph.initializer) <= EXTERNAL_DATA_BYTES:  # (larger: checked on disk)
+        _type_check(onnx, model, em, signature, graph.name)
     io = [{"name": n, "dtype": t._dtype.name, "shape": _shape_list(t._shape)} for n, t in zip(in_names, graph.inputs)]
     oo = [{"name": n, "dtype": t._dtype.name, "shape": _shape_list(t._shape)} for n, t in zip(out_names, outputs)]
     return model, manifest_entry(None, io, oo, out_tree)
+
+
+def _type_check(onnx, model, em, signature, fname):
+    """ONNX's strict type and shape inference over ``model``: an op given a dtype its ONNX form does not take
+    (CumSum of int8, say) fails the export naming the tapeflow ops that made it, not the runtime that loads it."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        msg = str(e).strip().splitlines()[0]
+        m = re.search(r"op_type:\s*(\w+)", msg) or re.search(r"\((\w+)\)", msg)
+        nodes = em.origin.get(m.group(1), []) if m else []
+        seen, who = set(), []
+        for n in nodes:
+            key = (n.prim.name, n.where)
+            if key not in seen:
+                seen.add(key)
+                who.append(f"{n.prim.tf_name} ({n.prim.name}) created at {n.where}")
+        made = f" made by {', '.join(who[:3])}" if who else ""
+        op = nodes[0].prim.tf_name if nodes else "SaveModel"
+        raise errors.UnimplementedError(f"cannot export signature '{signature}' (graph function '{fname}') to ONNX: "
+                                        f"the ONNX model{made} does not type-check ({msg}); ONNX's op does not "
+                                        f"take these dtypes: cast to a wider dtype (int32, float32) in the "
+                                        f"function", op) from None
 
 
 # ---- save ----------------------------------------------------------------------------------------
