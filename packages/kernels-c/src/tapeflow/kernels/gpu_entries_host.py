@@ -105,3 +105,23 @@ class HostEntries:
                                             (logit_len, B * 4)], outs,
                                [dt, "in0", "in1", "in2", "in3", T, B, C, L, blank, "out0",
                                 "out1" if with_grad else None, bad])
+
+    def optim_update(self, kind, dt, flags, var, s0, s1, s2, grad, n, h0, h1, h2, h3, h4):
+        """One fused optimizer step of a variable and its slots in place (``csrc/optim.c``), on the host: the
+        framework runs it on CPU variables only (a device variable's step is the op-by-op update)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if n < 0:
+            return self._host_call("optim_update", [], [], [kind, dt, flags, None, None, None, None, None, n,
+                                                            h0, h1, h2, h3, h4])
+        nb = n * es
+        bufs = [b for b in (var, s0, s1, s2) if not _is_null(b)]
+        call, k = [], 0
+        for b in (var, s0, s1, s2):
+            if _is_null(b):
+                call.append(None)
+            else:
+                call.append(f"out{k}")
+                k += 1
+        return self._host_call("optim_update", [(b, nb) for b in bufs] + [(grad, nb)], [(b, nb) for b in bufs],
+                               [kind, dt, flags, *call, f"in{len(bufs)}", n, h0, h1, h2, h3, h4],
+                               inout={i: i for i in range(len(bufs))})
