@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapeflow.core.dispatch import kernel_failed
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.runner import current_graph, primitive, run_tensors
 from tapeflow.core.tensor import Tensor
@@ -54,6 +55,41 @@ def _as_grad(g, v):
     return g
 
 
+_FUSED_DTYPES = (K.float32, K.float64)
+# tpf_optim_update's kinds (csrc/optim.c)
+_SGD, _ADAM, _RMSPROP, _ADAGRAD = range(4)
+
+
+def _fused_step(opt, kind, flags, g, var, slots, h0, h1=0.0, h2=0.0, h3=0.0, h4=0.0) -> bool:
+    """Run ``var``'s step as one fused kernel (``csrc/optim.c``) writing the variable and its ``slots`` in place,
+    when it can: eager, a float32/float64 variable on the CPU, its gradient there too.  Returns False (nothing
+    done) otherwise, and the caller runs the update op by op (graphs, other devices, half types); both give the
+    same bits.  A variable whose buffer something else holds (a tensor read before, a NumPy view) gets a
+    private copy first, so values read before the step keep theirs."""
+    x = var._value
+    be = var._be
+    if not opt._fused or x._dtype not in _FUSED_DTYPES or g._dev is not x._dev or be.name != "cpu" \
+            or current_graph() is not None:
+        return False
+    del x
+    null = be.ffi.NULL
+    written = [s for s in (var, *slots) if s is not None]
+    for s in written:  # a read of one of them on another thread waits for the kernel (Variable._read)
+        s._lock.acquire()
+    try:
+        hs = [null if s is None else s._own_buffer() for s in slots] + [null] * (3 - len(slots))
+        w = var._own_buffer()
+        st = be.optim_update(kind, g._dtype.code, flags, w, hs[0], hs[1], hs[2], g._h, g._size,
+                             float(h0), float(h1), float(h2), float(h3), float(h4))
+    finally:
+        for s in written:
+            s._writing = False
+            s._lock.release()
+    if st:
+        kernel_failed(st, "optim_update", "ApplyGradients")
+    return True
+
+
 class Optimizer:
     """Base class: ``apply_gradients(zip(grads, variables))`` runs one update step.
 
@@ -64,6 +100,9 @@ class Optimizer:
     """
 
     _slot_names: tuple = ()
+    #: whether eager CPU steps of float32/float64 variables run as one fused kernel per variable (the op-by-op
+    #: update otherwise: tests compare the two)
+    _fused = True
 
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
                  name=None, **kwargs):
@@ -324,6 +363,12 @@ class SGD(Optimizer):
         self._slot_names = ("momentum",) if self.momentum else ()
 
     def _update(self, g, var, slots, lr):
+        if self.momentum:
+            flags = 3 if self.nesterov else 1
+            if _fused_step(self, _SGD, flags, g, var, (slots["momentum"],), _r32(lr), _f32(self.momentum)):
+                return
+        elif _fused_step(self, _SGD, 0, g, var, (), _r32(lr)):
+            return
         if not self.momentum:
             var.assign_sub(K.multiply(g, _r32(lr)))
             return
@@ -376,6 +421,11 @@ class Adam(Optimizer):
 
     def _update(self, g, var, slots, lr):
         m, v = slots["momentum"], slots["velocity"]
+        if not isinstance(self._alpha, Tensor) and _fused_step(
+                self, _ADAM, 1 if self.amsgrad else 0, g, var,
+                (m, v, slots["velocity_hat"]) if self.amsgrad else (m, v),
+                self._alpha, self._c1, self._c2, _f32(self.epsilon)):
+            return
         m.assign_add(K.multiply(K.subtract(g, m.read_value()), self._c1))
         v.assign_add(K.multiply(K.subtract(K.square(g), v.read_value()), self._c2))
         vv = v.read_value()
@@ -436,6 +486,12 @@ class RMSprop(Optimizer):
     def _update(self, g, var, slots, lr):
         rho = _f32(self.rho)
         v = slots["velocity"]
+        mom = self.momentum > 0
+        if not isinstance(lr, Tensor) and _fused_step(
+                self, _RMSPROP, (1 if mom else 0) | (2 if self.centered else 0), g, var,
+                (v, slots["average_gradient"] if self.centered else None, slots["momentum"] if mom else None),
+                _r32(lr), rho, _f32(1 - self.rho), _f32(self.momentum), _f32(self.epsilon)):
+            return
         v.assign(K.add(K.multiply(v.read_value(), rho), K.multiply(K.square(g), _f32(1 - self.rho))))
         if self.centered:
             a = slots["average_gradient"]
@@ -481,6 +537,9 @@ class Adagrad(Optimizer):
 
     def _update(self, g, var, slots, lr):
         acc = slots["accumulator"]
+        if not isinstance(lr, Tensor) and _fused_step(self, _ADAGRAD, 0, g, var, (acc,), _r32(lr),
+                                                      _f32(self.epsilon)):
+            return
         acc.assign_add(K.square(g))
         var.assign_sub(K.truediv(K.multiply(g, _r32(lr)), K.sqrt(K.add(acc.read_value(), _f32(self.epsilon)))))
 

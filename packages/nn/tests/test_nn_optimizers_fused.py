@@ -1,0 +1,115 @@
+"""Fused optimizer steps (issue 16 item 3): one kernel per variable (csrc/optim.c), in place.
+
+Eager steps of float32/float64 variables on the CPU run ``tpf_optim_update``: the variable and its
+slots are written in place, in one pass.  The op-by-op update (``Optimizer._fused = False``; graphs,
+other devices and half types always take it) is the reference: the two give the same bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tapeflow as tf
+
+OPT = tf.optimizers
+CASES = {
+    "sgd": lambda: OPT.SGD(0.1),
+    "sgd_momentum": lambda: OPT.SGD(0.1, momentum=0.9),
+    "sgd_nesterov": lambda: OPT.SGD(0.1, momentum=0.9, nesterov=True),
+    "adam": lambda: OPT.Adam(0.01),
+    "adam_amsgrad": lambda: OPT.Adam(0.01, amsgrad=True),
+    "adamw": lambda: OPT.AdamW(0.01, weight_decay=0.1),
+    "adamw_amsgrad": lambda: OPT.AdamW(0.01, weight_decay=0.1, amsgrad=True),
+    "rmsprop": lambda: OPT.RMSprop(0.01),
+    "rmsprop_momentum": lambda: OPT.RMSprop(0.01, momentum=0.5),
+    "rmsprop_centered": lambda: OPT.RMSprop(0.01, centered=True),
+    "rmsprop_centered_momentum": lambda: OPT.RMSprop(0.01, momentum=0.5, centered=True),
+    "adagrad": lambda: OPT.Adagrad(0.1),
+}
+
+
+def _train(make, fused, dtype, shape, steps=4):
+    v = tf.Variable(np.random.default_rng(7).standard_normal(shape).astype(dtype))
+    opt = make()
+    opt._fused = fused
+    r = np.random.default_rng(1)
+    for _ in range(steps):
+        g = r.standard_normal(shape).astype(dtype)
+        g[..., :1] = 0.0  # zero gradients (amsgrad's max, Adagrad's accumulator) and tiny ones
+        g[..., 1:2] *= 1e-30
+        opt.apply_gradients([(tf.constant(g), v)])
+    return v.numpy().copy(), [s.numpy().copy() for s in opt.variables]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(3, 5), (40000,)])  # one thread, and several (csrc/tpf.h's TPF_PAR_MIN)
+def test_fused_step_equals_op_by_op(name, dtype, shape):
+    a, slots_a = _train(CASES[name], True, dtype, shape)
+    b, slots_b = _train(CASES[name], False, dtype, shape)
+    assert a.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(a, b)
+    for x, y in zip(slots_a, slots_b, strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fused_step_writes_in_place(name):
+    v = tf.Variable(np.ones((4, 3), np.float32))
+    opt = CASES[name]()
+    g = tf.constant(np.full((4, 3), 0.5, np.float32))
+    opt.apply_gradients([(g, v)])  # first step: slots made; the value becomes the variable's own
+    addr = [s._value._arr.__array_interface__["data"][0] for s in (v, *opt._slots[v].values())]
+    before = v.numpy().copy()
+    opt.apply_gradients([(g, v)])
+    after = [s._value._arr.__array_interface__["data"][0] for s in (v, *opt._slots[v].values())]
+    assert after == addr
+    assert not np.array_equal(v.numpy(), before)
+
+
+def test_values_read_before_a_step_keep_them():
+    v = tf.Variable(np.ones(3, np.float32))
+    opt = OPT.Adam(0.1)
+    g = tf.constant([1.0, 2.0, 3.0])
+    opt.apply_gradients([(g, v)])
+    r, n, m = v.read_value(), v.numpy(), opt.get_slot(v, "momentum").read_value()
+    kept = r.numpy().copy(), n.copy(), m.numpy().copy()
+    opt.apply_gradients([(g, v)])
+    np.testing.assert_array_equal(r.numpy(), kept[0])
+    np.testing.assert_array_equal(n, kept[1])
+    np.testing.assert_array_equal(m.numpy(), kept[2])
+    assert not np.array_equal(v.numpy(), kept[0])
+
+
+@pytest.mark.parametrize("name", ["sgd_momentum", "adam_amsgrad", "rmsprop_centered_momentum", "adagrad"])
+def test_compiled_step_traces_the_op_path_and_matches(name):
+    """Inside tf.function the update is the op-by-op one (it traces); it equals the eager fused step."""
+    def run(compiled):
+        v = tf.Variable(np.linspace(-1, 1, 6).astype(np.float32))
+        opt = CASES[name]()
+
+        def step(g):
+            opt.apply_gradients([(g, v)])
+
+        if compiled:
+            step = tf.function(step)
+        for i in range(3):
+            step(tf.constant(np.linspace(0.5, -0.5, 6).astype(np.float32) * (i + 1)))
+        return v.numpy()
+
+    np.testing.assert_array_equal(run(True), run(False))
+
+
+def test_half_variables_take_the_op_path():
+    v = tf.Variable(np.ones(4, np.float16))
+    OPT.Adam(0.1).apply_gradients([(tf.constant(np.ones(4, np.float16)), v)])
+    assert v.dtype == tf.float16 and np.allclose(v.numpy(), 0.9, atol=1e-3)
+
+
+def test_kernel_rejects_bad_arguments():
+    be = tf.Variable(1.0)._be
+    null = be.ffi.NULL
+    buf = be.ffi.new("float[4]")
+    assert be.optim_update(9, 2, 0, buf, null, null, null, buf, 4, 0.1, 0, 0, 0, 0) == 3  # TPF_EBADOP
+    assert be.optim_update(0, 7, 0, buf, null, null, null, buf, 4, 0.1, 0, 0, 0, 0) == 2  # TPF_EBADDTYPE
+    assert be.optim_update(1, 2, 0, buf, null, null, null, buf, 4, 0.1, 0, 0, 0, 0) == 7  # Adam without slots
+    assert be.optim_update(0, 2, 0, buf, null, null, null, buf, -1, 0.1, 0, 0, 0, 0) == 1  # TPF_EBADSIZE
