@@ -166,12 +166,16 @@ def docs(session):
 
 @nox.session(python=False)
 def cuda_compile(session):
-    """Compile every GPU kernel family as CUDA C++ with nvcc: the CUDA backend's sources, checked without a GPU."""
+    """Compile every GPU kernel family as CUDA C++ with nvcc: the CUDA backend's sources, checked without a GPU;
+    then a sample of generated fused element-wise kernels (gpu_fused.sample_sources)."""
     nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or \
         next((p for p in ("/usr/local/cuda/bin/nvcc",) if os.path.exists(p)), None)
     if nvcc is None:
         session.skip("nvcc not found: the CUDA kernels are not compiled on this machine (install the CUDA toolkit)")
     session.run(sys.executable, str(ROOT / "tools" / "compile_cuda.py"), "--require-nvcc", *session.posargs)
+    # and fused element-wise kernels as the fusion pass generates them (kernels/gpu_fused.py's samples)
+    session.run(sys.executable, "-m", "tapeflow.kernels.gpu_fused", "--emit", str(ROOT / "build" / "fused_cuda"),
+                "--nvcc", nvcc, env={"PYTHONPATH": str(ROOT / "packages" / "kernels-c" / "src")})
 
 
 SANITIZE_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"

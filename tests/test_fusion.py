@@ -279,3 +279,29 @@ def test_jit_compile_fuses_everything_or_names_the_op():
     ints = tf.function(lambda i: i * 2, jit_compile=True)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Mul.*int32 has no fused loop"):
         ints(tf.constant([1, 2]))
+
+
+@pytest.mark.skipif(ON_CPU, reason="generated kernels are built on a GPU backend (the CPU interprets the program)")
+def test_generated_kernels_are_built_once_per_program(options, monkeypatch):
+    x = tf.random.normal([300], seed=11)
+    be = x._dev.backend
+    builds = []
+    real = be._fused_build_cuda if hasattr(be, "nvrtc") else be._fused_build_opencl
+    monkeypatch.setattr(be, "_fused_build_cuda" if hasattr(be, "nvrtc") else "_fused_build_opencl",
+                        lambda src: builds.append(src) or real(src))
+    f = tf.function(lambda x: tf.reduce_sum(tf.exp(x) * 3.25 - 1.0))
+    f(x)
+    f(x)
+    f(tf.random.normal([300], seed=12))
+    tf.function(lambda x: tf.reduce_sum(tf.exp(x) * 3.25 - 1.0))(x)  # another function, the same program
+    assert len(builds) == 1
+
+
+def test_sample_fused_kernel_sources_for_the_offline_compiler():
+    from tapeflow.kernels import gpu_fused
+
+    srcs = gpu_fused.sample_sources()
+    assert len(srcs) == 4
+    for name, src in srcs.items():
+        assert f"KERNEL {name}(" in src and "out0[i] = " in src
+    assert "in1[0]" in srcs["issue_chain_f32"] and "TPF_X_TANH" in srcs["issue_chain_f32"].upper()

@@ -19,7 +19,11 @@ import hashlib
 import pathlib
 import re
 
-from .gpu_common import EBADARG, EBADDTYPE, EBADOP, EBADSIZE, OK, DeviceBuffer
+try:
+    from .gpu_common import EBADARG, EBADDTYPE, EBADOP, EBADSIZE, OK, DeviceBuffer
+except ImportError:  # no NumPy: only the source generator works (nox -s cuda_compile's samples); tpf.h's codes
+    OK, EBADSIZE, EBADDTYPE, EBADOP, EBADARG = 0, 1, 2, 3, 7
+    DeviceBuffer = None
 from .gpu_contract import LOCAL
 
 F32, F64, BOOL = 2, 3, 9
@@ -285,3 +289,92 @@ class FusedEntries:
         f = ffi.new("CUfunction *")
         self._check(self.cu.cuModuleGetFunction(f, m[0], b"fused"), "cuModuleGetFunction(fused)")
         return f[0]
+
+
+# ---- samples for the offline CUDA compiler (nox -s cuda_compile) ----------------------------------------
+
+def _op(kind: int, name: str) -> int:
+    table = _OPS["UNARY" if kind == 0 else "BINARY"]
+    return [row[0] for row in table].index(name)
+
+
+def sample_programs() -> dict:
+    """A few fused programs as the fusion pass makes them, by name: ``fused_kernel_source``'s arguments.
+
+    The issue's chain (float32, scalars broadcast), a float64 chain with a comparison, a select and casts
+    from and to float32, several outputs, and a chain whose registers a reduction reads (the kernel writes
+    them for the backend's reduction kernel, as ``fused_eval_reduce`` does).
+
+    >>> sorted(sample_programs())
+    ['casts_select_f64', 'issue_chain_f32', 'reduced_outputs_f32', 'several_outputs_f64']
+    """
+    U, B = 0, 1
+    out = {}
+    # tanh(x*2+1) * sigmoid(x) - exp(-x*x): r0 x, r1 2.0, r2 1.0 (scalars)
+    prog = [(B, _op(B, "mul"), F32, 3, 0, 1, 0), (B, _op(B, "add"), F32, 4, 3, 2, 0),
+            (U, _op(U, "tanh"), F32, 5, 4, 0, 0), (U, _op(U, "sigmoid"), F32, 6, 0, 0, 0),
+            (B, _op(B, "mul"), F32, 7, 5, 6, 0), (U, _op(U, "neg"), F32, 8, 0, 0, 0),
+            (B, _op(B, "mul"), F32, 9, 8, 0, 0), (U, _op(U, "exp"), F32, 10, 9, 0, 0),
+            (B, _op(B, "sub"), F32, 11, 7, 10, 0)]
+    out["issue_chain_f32"] = (prog, [0.0] * len(prog), [F32] * 12, [0, 1, 1], 3, [11])
+    # where(x > y, exp(cast<f64>(z)), x * y) then back to float32: r0 x, r1 y (f64), r2 z (f32)
+    prog = [(B, _op(B, "greater"), F64, 3, 0, 1, 0), (2, 0, F32, 4, 2, 0, 0), (U, _op(U, "exp"), F64, 5, 4, 0, 0),
+            (B, _op(B, "mul"), F64, 6, 0, 1, 0), (3, 0, F64, 7, 3, 5, 6), (2, 0, F64, 8, 7, 0, 0)]
+    out["casts_select_f64"] = (prog, [0.0] * len(prog), [F64, F64, F32, BOOL, F64, F64, F64, F64, F32],
+                               [0, 0, 0], 3, [8])
+    # leaky_relu(x, 0.2) and its square, gelu(x): three outputs; r1 a scalar
+    prog = [(U, _op(U, "leaky_relu"), F64, 2, 0, 0, 0), (B, _op(B, "squared_difference"), F64, 3, 2, 1, 0),
+            (U, _op(U, "gelu"), F64, 4, 0, 0, 0)]
+    out["several_outputs_f64"] = (prog, [0.2, 0.0, 1.0], [F64] * 5, [0, 1], 2, [2, 3, 4])
+    # (x - y)^2 and (x - y) * x, both only reduced (the linear regression's loss and gradient)
+    prog = [(B, _op(B, "sub"), F32, 2, 0, 1, 0), (U, _op(U, "square"), F32, 3, 2, 0, 0),
+            (B, _op(B, "mul"), F32, 4, 2, 0, 0)]
+    out["reduced_outputs_f32"] = (prog, [0.0] * 3, [F32] * 5, [0, 0], 2, [3, 4])
+    return out
+
+
+def sample_sources() -> dict:
+    """``sample_programs()`` as kernel sources (each kernel named after its program)."""
+    srcs = {}
+    for name, (prog, params, rdt, scalar, n_in, outs) in sample_programs().items():
+        flat = [v for ins in prog for v in ins]
+        st = _check(flat, params, len(prog), len(rdt), rdt, n_in, outs, len(outs))
+        if st:
+            raise AssertionError(f"sample program {name} is not valid (status {st})")
+        srcs[name] = fused_kernel_source(flat, params, len(prog), len(rdt), rdt, scalar, n_in, outs, len(outs), name)
+    return srcs
+
+
+def main(argv=None) -> int:
+    """``python -m tapeflow.kernels.gpu_fused --emit DIR [--nvcc NVCC --arch sm_XX ...]``: write the sample
+    kernels' sources to DIR (``<name>.cu``) and, with ``--nvcc``, compile each to PTX (as tools/compile_cuda.py
+    compiles the static kernel families); exit status 1 when one does not compile."""
+    import argparse
+    import subprocess
+
+    ap = argparse.ArgumentParser(description=main.__doc__.split(":")[0])
+    ap.add_argument("--emit", required=True)
+    ap.add_argument("--nvcc")
+    ap.add_argument("--arch", action="append")
+    args = ap.parse_args(argv)
+    outdir = pathlib.Path(args.emit)
+    outdir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for name, src in sample_sources().items():
+        path = outdir / f"{name}.cu"
+        path.write_text(src)
+        for arch in (args.arch or ["sm_75", "sm_90"]) if args.nvcc else ():
+            ptx = outdir / f"{name}.{arch}.ptx"
+            cmd = [args.nvcc, "-x", "cu", "-std=c++17", f"-arch={arch}", "--ptx", "-fmad=false", "-DTPF_FP64=1",
+                   "-diag-suppress=177,186", "-o", str(ptx), str(path)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            ok = proc.returncode == 0 and f".entry {name}(" in ptx.read_text()
+            failed += not ok
+            print(f"  {'ok  ' if ok else 'FAIL'}  {arch}  fused kernel {name}" + ("" if ok else f"\n{proc.stderr}"))
+    if not args.nvcc:
+        print(f"wrote {len(sample_sources())} fused kernel sources to {outdir}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
