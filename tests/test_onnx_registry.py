@@ -10,10 +10,10 @@ exported with ``export_concrete`` (what ``tf.saved_model.save`` writes per signa
 * When the graph holds a primitive that has no ONNX form (``onnx_ops.NOT_EXPORTABLE``, each with its reason),
   the export must raise ``UnimplementedError`` naming that primitive, the signature and the source line.
 
-The dtype walked is float32 where the spec samples it, else the spec's first dtype among int32, int64 and bool
-(ONNX Runtime has few kernels for 8- and 16-bit integers), else its first dtype; ``ORT_LIMITS`` lists the cases
-ONNX Runtime itself cannot run, with the reason, and the test checks that they still fail there (so an entry goes
-when it runs).
+The dtypes walked: float32 where the spec samples it, else the spec's first among int32, int64 and bool, else its
+first; and the spec's first 8- or 16-bit integer (which the export computes in int32: few ONNX ops take them).
+``ORT_LIMITS`` lists the cases ONNX Runtime itself cannot run, with the reason, and the test checks that they still
+fail there (so an entry goes when it runs).
 """
 from __future__ import annotations
 
@@ -34,16 +34,17 @@ from test_function_registry import _call_with, _cases, _flat, _tensor_positions 
 
 SPECS = load_specs()
 WALKED = ("float32", "int32", "int64", "bool")
+NARROW = ("int8", "int16", "uint8")  # computed in int32 by the export (export.NARROW_INTS)
 
 #: spec -> why ONNX Runtime cannot run its exported model (the test checks it still cannot)
 ORT_LIMITS: dict = {}
 
 
-def _dtype(spec) -> str | None:
-    for d in WALKED:
-        if d in spec.dtypes:
-            return d
-    return spec.dtypes[0]
+def _dtypes(spec) -> list:
+    """The walked dtype (WALKED's first the spec samples, else its first), and its first 8- or 16-bit integer."""
+    first = next((d for d in WALKED if d in spec.dtypes), spec.dtypes[0])
+    narrow = next((d for d in NARROW if d in spec.dtypes and d != first), None)
+    return [first] + ([narrow] if narrow else [])
 
 
 def _primitives(nodes) -> list:
@@ -108,12 +109,12 @@ def _check(spec, dtype, args, kwargs, where):
 
 @pytest.mark.parametrize("spec", SPECS, ids=str)
 def test_exported_op_matches_tapeflow(spec):
-    dtype = _dtype(spec)
-    rng = np.random.default_rng(zlib.crc32(f"onnx-{spec}-{dtype}".encode()))
     results = []
-    for args, kwargs in _cases(spec, dtype, rng):
-        where = f"{spec} dtype={dtype} shapes={[np.shape(a) for a in args]} kwargs={kwargs}"
-        results.append(_check(spec, dtype, args, kwargs, where))
+    for dtype in _dtypes(spec):
+        rng = np.random.default_rng(zlib.crc32(f"onnx-{spec}-{dtype}".encode()))
+        for args, kwargs in _cases(spec, dtype, rng):
+            where = f"{spec} dtype={dtype} shapes={[np.shape(a) for a in args]} kwargs={kwargs}"
+            results.append(_check(spec, dtype, args, kwargs, where))
     assert results
 
 

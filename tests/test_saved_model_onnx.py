@@ -192,9 +192,24 @@ def test_export_example_prints_the_same_accuracy(tmp_path, capsys):
     assert acc_onnx == acc_tf and acc_tf > 0.5  # chance is 0.1
 
 
+def test_narrow_integers_export_computed_in_int32(tmp_path):
+    """int8 arithmetic, cumsum and a reduction (ONNX's CumSum takes no int8) run in int32 and wrap as tapeflow's."""
+    f = tf.function(lambda x: {"c": tf.cumsum(x * x, 0), "s": tf.reduce_sum(x + 100, axis=0)},
+                    input_signature=[tf.TensorSpec([None, 3], tf.int8, name="x")])
+    d = str(tmp_path / "int8")
+    tf.saved_model.save(f, d)
+    x = np.array([[100, -7, 3], [50, 12, -128], [1, 2, 3]], np.int8)
+    want = f(tf.constant(x))
+    c, s = _session(d).run(None, {"x": x})
+    assert c.dtype == np.int8 and s.dtype == np.int8
+    np.testing.assert_array_equal(c, want["c"].numpy())
+    np.testing.assert_array_equal(s, want["s"].numpy())
+
+
 def test_dtype_onnx_does_not_take_fails_the_export_naming_the_op():
-    """ONNX's CumSum takes no int8: the export type-checks the model and names the tapeflow op and its line."""
-    f = tf.function(lambda x: tf.cumsum(x, 0), input_signature=[tf.TensorSpec([None], tf.int8)])
-    with pytest.raises(errors.UnimplementedError, match=r"Cumsum \(cumsum\) created at .*test_saved_model_onnx.py"
-                                                        r":\d+ does not type-check .*CumSum.*int8"):
+    """ONNX's TopK takes no bool (tapeflow sorts bools): the export type-checks the model and names the tapeflow op
+    and its line."""
+    f = tf.function(lambda x: tf.sort(x), input_signature=[tf.TensorSpec([None], tf.bool)])
+    with pytest.raises(errors.UnimplementedError, match=r"Sort \(sort\) created at .*test_saved_model_onnx.py"
+                                                        r":\d+ does not type-check .*TopK.*bool"):
         export.export_concrete(f.get_concrete_function())

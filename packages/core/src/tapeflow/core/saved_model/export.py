@@ -161,7 +161,17 @@ class Emitter:
             ins = [self.name_of(t, node) for t in node.inputs]
             outer, self._current = self._current, node
             try:
-                res = conv(self, node, ins)
+                wide = _widened(node)
+                if wide is None:
+                    res = conv(self, node, ins)
+                else:  # 8- and 16-bit integers computed in int32 (few ONNX ops take them), cast back after
+                    i32 = self.onnx_dtype("int32")
+                    ins = [self.node("Cast", [n], to=i32) if t._dtype.name in NARROW_INTS else n
+                           for n, t in zip(ins, node.inputs)]
+                    res = conv(self, wide, ins)
+                    res = res if isinstance(res, (tuple, list)) else (res,)
+                    res = tuple(self.node("Cast", [r], to=self.onnx_dtype(o._dtype.name))
+                                if o._dtype.name in NARROW_INTS else r for r, o in zip(res, _outs(node)))
             except errors.UnimplementedError as e:
                 raise self.unsupported(node, e.message) from None
             finally:
@@ -296,6 +306,46 @@ class Emitter:
         res = self.node("Loop", [trip, c0] + vals, n_out=n, body=g)
         res = res if isinstance(res, list) else [res]
         return tuple(res) if isinstance(node.outputs, tuple) else res[0]
+
+
+#: integer dtypes most ONNX ops (and ONNX Runtime's kernels) do not take: computed in int32, which keeps
+#: tapeflow's wrapping (the low bits of two's complement sums, products and bitwise ops do not depend on the width)
+NARROW_INTS = frozenset({"int8", "uint8", "int16"})
+#: ops that take any dtype as it is (or whose integer inputs are indices of any width)
+_NOT_WIDENED = frozenset({"cast", "identity", "stop_gradient", "copy_to_device", "reshape", "transpose", "shape",
+                          "size", "rank", "branch", "while_loop", "read_variable", "fill", "eye", "range"})
+
+
+class _Typed:
+    """A stand-in for a traced tensor, with another dtype (what a converter reads of it)."""
+
+    __slots__ = ("_dtype", "_shape", "_h", "_orig")
+
+    def __init__(self, t, dtype):
+        self._dtype, self._shape, self._h, self._orig = dtype, t._shape, t._h, t
+
+
+class _Widened:
+    """A traced node seen with its 8- and 16-bit integer tensors as int32."""
+
+    __slots__ = ("prim", "inputs", "outputs", "attrs", "where", "dev")
+
+    def __init__(self, node, i32):
+        def w(t):
+            return _Typed(t, i32) if t._dtype.name in NARROW_INTS else t
+        self.prim, self.attrs, self.where, self.dev = node.prim, node.attrs, node.where, node.dev
+        self.inputs = tuple(w(t) for t in node.inputs)
+        self.outputs = tuple(w(o) for o in node.outputs) if isinstance(node.outputs, tuple) else w(node.outputs)
+
+
+def _widened(node):
+    if node.prim.name in _NOT_WIDENED:
+        return None
+    if not any(t._dtype.name in NARROW_INTS for t in tuple(node.inputs) + _outs(node)):
+        return None
+    from .. import dtypes as _dtypes
+
+    return _Widened(node, _dtypes.int32)
 
 
 def _initializer(onnx, arr, name):

@@ -766,11 +766,12 @@ def _one_hot(cx, node, ins):
     # tapeflow (as TensorFlow) gives all-off rows for negative indices; ONNX counts them from the end
     i64 = cx.node("Cast", ins, to=cx.onnx_dtype("int64")) if _dt(idx) != "int64" else ins[0]
     safe = cx.node("Where", [cx.node("Less", [i64, cx.i64(0)]), cx.i64(depth), i64])
-    dt = a["dtype"]
+    dt = node.outputs._dtype  # (the attribute's, or int32 where 8- and 16-bit integers run widened)
     on = np.asarray(_host(a["on_value"])).astype(dt.np).reshape(())
     off = np.asarray(_host(a["off_value"])).astype(dt.np).reshape(())
-    vals = cx.const(np.stack([off, on]))
-    return cx.node("OneHot", [safe, cx.i64(depth), vals], axis=int(a["axis"]))
+    # ONNX Runtime's OneHot has kernels for few value types: a 0/1 int64 one-hot picks on or off by Where
+    hot = cx.node("OneHot", [safe, cx.i64(depth), cx.i64([0, 1])], axis=int(a["axis"]))
+    return cx.node("Where", [cx.node("Cast", [hot], to=cx.onnx_dtype("bool")), cx.const(on), cx.const(off)])
 
 
 def _host(v):
@@ -839,12 +840,9 @@ def _segment(reduction):
         if int(a.get("axis", 0) or 0) or int(a.get("batch_dims", 0) or 0):
             _unsupported(node, "a segment reduction over an axis other than 0")
         np_dt = data._dtype.np
-        if reduction == "add":
-            init = np.zeros(1, np_dt)
-        elif reduction == "max":
-            init = np.array([np.finfo(np_dt).min if data._dtype.is_floating else np.iinfo(np_dt).min], np_dt)
-        else:
-            init = np.array([np.finfo(np_dt).max if data._dtype.is_floating else np.iinfo(np_dt).max], np_dt)
+        orig = getattr(data, "_orig", data)._dtype.np  # (8- and 16-bit integers run widened: their own bounds)
+        info = np.finfo(orig) if data._dtype.is_floating else np.iinfo(orig)
+        init = np.array([0 if reduction == "add" else info.min if reduction == "max" else info.max], np_dt)
         k = _rank(ids)
         i64 = _as_i64(cx, ids, ins[1])
         neg = cx.node("Less", [i64, cx.i64(0)])
