@@ -46,7 +46,7 @@ def build_model(kind: str) -> tf.keras.Sequential:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--model", choices=["cnn", "seeds"], default="cnn")
     p.add_argument("--epochs", type=int, default=None, help="default: 8 (cnn) or 40 (seeds)")
     p.add_argument("--batch-size", type=int, default=32)

@@ -19,7 +19,7 @@ from tapeflow.data.datasets import digits
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--global-batch", type=int, default=64)
     args = p.parse_args(argv)

@@ -45,7 +45,7 @@ def load(seed=0):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--logdir", default=None)
     args = p.parse_args(argv)

@@ -99,7 +99,7 @@ def main(workdir: str | None = None, seed: int = 0, epochs: int = 8) -> float:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("workdir", nargs="?", default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=8)

@@ -13,9 +13,14 @@ Tensor([[4.]], shape=(1, 1), dtype=float32)
 # each of which may be installed on its own, regularly or in editable mode
 __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
+from typing import TYPE_CHECKING  # noqa: E402
+
 from tapeflow.core import *  # noqa: E402,F401,F403
-from tapeflow.core import __version__, errors, dtypes  # noqa: E402,F401
-from tapeflow.core.api import (config, debugging, image, linalg, math, random, strings, _lazy_attr)  # noqa: E402,F401
+# ``name as name``: re-exported for type checkers (PEP 484), as the names below
+from tapeflow.core import __version__ as __version__, errors as errors, dtypes as dtypes  # noqa: E402,F401
+from tapeflow.core.api import (config as config, debugging as debugging, image as image,  # noqa: E402,F401
+                               linalg as linalg, math as math, random as random,
+                               strings as strings, _lazy_attr)
 
 newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
 
@@ -51,6 +56,37 @@ _LAZY = {
     "RaggedTensorSpec": ("tapeflow.data._ragged", "RaggedTensorSpec", "tapeflow-data"),
     "distribute": ("tapeflow.distribute", None, "tapeflow-distribute"),
 }
+
+if TYPE_CHECKING:  # the lazily loaded names, declared for type checkers (nothing is imported at run time)
+    from tapeflow.core.printing import print_ as print  # noqa: A004
+    from tapeflow.core.tensor_array import TensorArray as TensorArray
+    from tapeflow.core import io as io
+    from tapeflow.core import ragged as ragged
+    from tapeflow.core.ragged import RaggedTensor as RaggedTensor
+    from tapeflow.core import sparse as sparse
+    from tapeflow.core.sparse import SparseTensor as SparseTensor
+    from tapeflow.autodiff import GradientTape as GradientTape
+    from tapeflow.autodiff import UnconnectedGradients as UnconnectedGradients
+    from tapeflow.autodiff import gradients_function as gradients_function
+    from tapeflow.autodiff import value_and_gradients_function as value_and_gradients_function
+    from tapeflow.autodiff import implicit_gradients as implicit_gradients
+    from tapeflow.autodiff import implicit_value_and_gradients as implicit_value_and_gradients
+    from tapeflow.autodiff import custom_gradient as custom_gradient
+    from tapeflow.autodiff import register_gradient as register_gradient
+    from tapeflow import autodiff as autodiff
+    from tapeflow import experimental as experimental
+    from tapeflow.autodiff.vectorize import vectorized_map as vectorized_map
+    from tapeflow import nn as nn
+    from tapeflow import keras as keras
+    from tapeflow.nn import optimizers as optimizers
+    from tapeflow.nn import losses as losses
+    from tapeflow.nn import metrics as metrics
+    from tapeflow.nn import initializers as initializers
+    from tapeflow.nn import train as train
+    from tapeflow.nn import summary as summary
+    from tapeflow import data as data
+    from tapeflow.data._ragged import RaggedTensorSpec as RaggedTensorSpec
+    from tapeflow import distribute as distribute
 
 
 def __getattr__(name):

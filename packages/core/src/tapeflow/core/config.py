@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 from . import devices as _device
-from .devices import get_soft_device_placement, list_devices, set_soft_device_placement  # noqa: F401
+from .devices import get_soft_device_placement as get_soft_device_placement  # noqa: F401 (re-exported)
+from .devices import list_devices as list_devices, set_soft_device_placement as set_soft_device_placement  # noqa: F401
 from .errors import InvalidArgumentError
 
 

@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import devices as _device
 from . import dtypes as _dt
 from .errors import InvalidArgumentError
+
+if TYPE_CHECKING:  # the operators ops/__init__.py binds, declared for type checkers (a stub: nothing at run time)
+    from ._typing import TensorOperators as _Operators
+else:
+    _Operators = object
 
 
 class TensorShape(tuple):
@@ -49,7 +55,7 @@ class TensorShape(tuple):
         return tuple.__repr__(self)
 
 
-class Tensor:
+class Tensor(_Operators):
     """An immutable, typed n-dimensional value on a device.
 
     >>> import tapeflow as tf

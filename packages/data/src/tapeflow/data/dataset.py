@@ -20,6 +20,7 @@ This module holds the API: :class:`Dataset`, whose methods construct the sources
 from __future__ import annotations
 
 import contextlib
+import typing
 
 import numpy as np
 from tapeflow.core import dtypes as _dt
@@ -819,10 +820,10 @@ class Iterator:
         self._dataset = dataset
         self._it = dataset._iterator(_Ctx(dataset.options()))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator:
         return self
 
-    def __next__(self):
+    def __next__(self) -> typing.Any:  # (declared: a type checker would infer "never" from the base Dataset)
         return next(self._it)
 
     def get_next(self):

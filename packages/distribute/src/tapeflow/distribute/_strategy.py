@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import typing
 import weakref
 
 import numpy as np
@@ -702,7 +703,7 @@ class DistributedDataset:
     def __init__(self, strategy, dataset):
         self._strategy, self._dataset = strategy, dataset
 
-    def __iter__(self):
+    def __iter__(self) -> typing.Iterator[typing.Any]:  # (declared: a batch or a PerReplica of its parts)
         s = self._strategy
         for batch in self._dataset:
             if isinstance(s, MultiWorkerMirroredStrategy):

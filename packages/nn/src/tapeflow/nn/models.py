@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from . import losses as _losses
 from . import metrics as _metrics
 from . import optimizers as _optimizers
 from .layers.base import InputLayer, Layer, _bump, _shape_of
+
+
+_M = TypeVar("_M", bound="Model")  # Model(inputs, outputs) makes a Functional, a Model
 
 
 class Model(Layer):
@@ -58,7 +62,7 @@ class Model(Layer):
 
     _mask_transparent = True  # the layers inside read the masks their inputs carry and attach their own
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(cls: type[_M], *args: Any, **kwargs: Any) -> _M:
         # Model(inputs, outputs) is a functional model (tapeflow.nn.functional), as Keras's
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             from .functional import Functional
@@ -104,39 +108,7 @@ class Model(Layer):
     def _maybe_build(self, x):
         # a subclassed model builds as its layers run (Keras too marks it built before the first call)
         self.__dict__["_in_shape"] = _shape_of(x)
-        self.__dict__["_in_dtype"] = getattr(x, "dtype", None)  # (what tf.saved_model.save's signature takes)
         self.__dict__["built"] = True
-
-    def _saved_model_signature(self):
-        """The ``tf.function`` that ``tf.saved_model.save(model, dir)`` exports: ``call`` at inference
-        (``training=False``) over the model's inputs (their shapes with a free batch dimension; a functional
-        model's ``Input`` names and dtypes).
-
-        >>> import tapeflow as tf
-        >>> model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(2)])
-        >>> model._saved_model_signature().input_signature
-        (TensorSpec(shape=(None, 3), dtype=tf.float32, name='inputs'),)
-        """
-        from tapeflow.core.tensor_spec import TensorSpec
-
-        flat = self.__dict__.get("_flat_inputs")
-        if flat:  # functional: the Inputs' names, shapes and dtypes
-            specs = [TensorSpec((None,) + tuple(t.shape)[1:], t.dtype, getattr(_input_layer_of(t), "name", None)
-                                or f"input_{i}") for i, t in enumerate(flat)]
-        else:
-            shape = self.__dict__.get("_in_shape")
-            if not self.built or shape is None or not shape or isinstance(shape[0], (tuple, list)):
-                raise ValueError(f'tf.saved_model.save: model "{self.name}" has no known input shape; build it '
-                                 f'(model.build((None, ...))), call it once, or start it with tf.keras.Input')
-            dtype = self.__dict__.get("_in_dtype") or _first_layer_dtype(self)
-            specs = [TensorSpec((None,) + tuple(shape)[1:], dtype, "inputs")]
-        model = self
-
-        def serve(*inputs):
-            return model(inputs[0] if len(inputs) == 1 else list(inputs), training=False)
-
-        serve.__name__ = self.name
-        return _tf_function(serve, input_signature=specs)
 
     # -- layers --------------------------------------------------------------------------------------
     def get_layer(self, name=None, index=None):
@@ -208,8 +180,9 @@ class Model(Layer):
             print_fn(line.rstrip())
 
     # -- compile ------------------------------------------------------------------------------------
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, weighted_metrics=None,
-                run_eagerly=None, steps_per_execution=1, jit_compile=None, auto_scale_loss=True, **kwargs):
+    def compile(self, optimizer: Any = "rmsprop", loss: Any = None, metrics: Any = None, loss_weights: Any = None,
+                weighted_metrics: Any = None, run_eagerly: Any = None, steps_per_execution: int = 1,
+                jit_compile: Any = None, auto_scale_loss: bool = True, **kwargs: Any) -> None:
         """Set the optimizer, the loss and the metrics for ``fit`` and ``evaluate``.
 
         ``loss`` and each metric may be a name (``"sparse_categorical_crossentropy"``,
@@ -368,9 +341,11 @@ class Model(Layer):
             return self(x, training=False)
 
     # -- loops ---------------------------------------------------------------------------------------
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
-            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
-            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, seed=None):
+    def fit(self, x: Any = None, y: Any = None, batch_size: Any = None, epochs: int = 1, verbose: Any = "auto",
+            callbacks: Any = None, validation_split: float = 0.0, validation_data: Any = None, shuffle: Any = True,
+            class_weight: Any = None, sample_weight: Any = None, initial_epoch: int = 0, steps_per_epoch: Any = None,
+            validation_steps: Any = None, validation_batch_size: Any = None, validation_freq: Any = 1,
+            seed: Any = None) -> Any:
         """Train for ``epochs`` over arrays ``x``, ``y`` (in batches of ``batch_size``), a tapeflow
         ``Dataset`` or any iterable of batches, a Python generator, or a ``keras.utils.Sequence``
         (``PyDataset``); batches are ``x``, ``(x, y)`` or ``(x, y, sample_weight)``.
@@ -490,8 +465,9 @@ class Model(Layer):
         cbs.on_test_end(logs)
         return logs
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
-                 callbacks=None, return_dict=False):
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: Any = None, verbose: Any = "auto",
+                 sample_weight: Any = None, steps: Any = None, callbacks: Any = None,
+                 return_dict: bool = False) -> Any:
         """The loss and metrics over ``x``, ``y`` (arrays, a dataset, a generator or a Sequence).
 
         Returns the loss alone when there are no metrics, else the list ``[loss, metric, ...]``
@@ -516,7 +492,8 @@ class Model(Layer):
         vals = list(logs.values())
         return vals[0] if len(vals) == 1 else vals
 
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+    def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", steps: Any = None,
+                callbacks: Any = None) -> Any:
         """The model's outputs over ``x`` (arrays, a dataset, a generator or a Sequence), batch by batch,
         as one NumPy array (a list or dict of them for several outputs); runs the callbacks'
         ``on_predict_*`` hooks (``logs={"outputs": ...}`` after each batch, as Keras).
@@ -712,25 +689,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     from . import saving
 
     return saving.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
-
-
-def _input_layer_of(t):
-    """The InputLayer that made functional input ``t`` (its name names the exported input)."""
-    from .functional import keras_history
-
-    return keras_history(t)[0]
-
-
-def _first_layer_dtype(model):
-    """What a model built from a shape alone takes: integers for an Embedding first, else its float dtype."""
-    layers = getattr(model, "_layer_list", None) or []
-    given = next((la for la in layers if isinstance(la, InputLayer)), None)
-    if given is not None:
-        return given.dtype
-    first = next((la for la in layers if not isinstance(la, InputLayer)), None)
-    if first is not None and type(first).__name__ == "Embedding":
-        return K.int32
-    return model.dtype
 
 
 def _functional_args(args, kwargs):

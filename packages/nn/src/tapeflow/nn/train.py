@@ -84,6 +84,12 @@ class AdamOptimizer(Adam):
 
 __all__ = [
     "AdamOptimizer",
+    "BytesList",
+    "Example",
+    "Feature",
+    "Features",
+    "FloatList",
+    "Int64List",
     "Checkpoint",
     "CheckpointLoadStatus",
     "CheckpointManager",
