@@ -4,6 +4,8 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from sys import getrefcount as _refs
+from weakref import getweakrefcount as _weakrefs
 
 from . import devices as _device
 from . import dtypes as _dt
@@ -35,6 +37,9 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
 
     __array_priority__ = 100
     __hash__ = object.__hash__  # variables are hashable (by identity), unlike tensors
+    #: True while an update writes into the value's buffer in place (the kernel runs without the GIL): a read
+    #: that took the value meanwhile waits for the update to finish (``_read``)
+    _writing = False
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
         graph = _trace.graph if hooks.tracing else None
@@ -79,13 +84,25 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
     def _as_tensor(self) -> Tensor:
         if hooks.tracing and _trace.graph is not None:
             return _traced_read(self, _trace.graph)
-        return self._value
+        t = self._value
+        if self._writing:  # an update in place is running on another thread: its result, complete
+            with self._lock:
+                pass
+        return t
+
+    def _read(self) -> Tensor:
+        """The current value, eagerly (after an update in place that another thread is running)."""
+        t = self._value
+        if self._writing:
+            with self._lock:
+                pass
+        return t
 
     def _tape_value(self) -> Tensor:
         """The tensor a tape watches for this variable now (while tracing: the graph's latest read)."""
         if hooks.tracing and _trace.graph is not None:
             return _traced_read(self, _trace.graph)
-        return self._value
+        return self._read()
 
     @property
     def name(self) -> str:
@@ -108,10 +125,10 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         return len(self._value._shape)
 
     def numpy(self):
-        return self._value.numpy()
+        return self._read().numpy()
 
     def __array__(self, dtype=None, copy=None):
-        return self._value.__array__(dtype, copy)
+        return self._read().__array__(dtype, copy)
 
     def value(self) -> Tensor:
         return self.read_value()
@@ -125,7 +142,7 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
             return t
         if hooks.variable_read is not None:
             hooks.variable_read(self)
-        return self._value
+        return self._read()
 
     # -- mutation -------------------------------------------------------------
     def _coerce(self, value, op):
@@ -173,18 +190,9 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         x = self._value
         t = delta if type(delta) is Tensor and delta._dtype is x._dtype and delta._shape == x._shape and \
             delta._dev is x._dev else self._coerce(delta, "AssignAddVariableOp")
+        del x  # (a reference held here would keep the update from writing in place)
         with self._lock:
-            x = self._value
-            dt = x._dtype
-            if dt.is_half:
-                self._value = _ew.raw_binary(_ADD, x, t, "AssignAddVariableOp")
-            else:  # equal shapes (checked above): the flat kernel straight away
-                be = self._be
-                h, host = be.alloc(x._shape, dt.np)
-                st = be.binary_flat(_ADD, dt.code, x._h, 0, t._h, 0, h, x._size)
-                if st:
-                    kernel_failed(st, "binary", "AssignAddVariableOp")
-                self._value = make(h, host, x._shape, dt, x._dev, x._size)
+            self._update_flat(_ADD, t, "AssignAddVariableOp")
         return self if read_value else None
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
@@ -194,19 +202,62 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         x = self._value
         t = delta if type(delta) is Tensor and delta._dtype is x._dtype and delta._shape == x._shape and \
             delta._dev is x._dev else self._coerce(delta, "AssignSubVariableOp")
+        del x  # (a reference held here would keep the update from writing in place)
         with self._lock:
-            x = self._value
-            dt = x._dtype
-            if dt.is_half:
-                self._value = _ew.raw_binary(_SUB, x, t, "AssignSubVariableOp")
-            else:
-                be = self._be
-                h, host = be.alloc(x._shape, dt.np)
-                st = be.binary_flat(_SUB, dt.code, x._h, 0, t._h, 0, h, x._size)
-                if st:
-                    kernel_failed(st, "binary", "AssignSubVariableOp")
-                self._value = make(h, host, x._shape, dt, x._dev, x._size)
+            self._update_flat(_SUB, t, "AssignSubVariableOp")
         return self if read_value else None
+
+    def _owns_value(self) -> bool:
+        """Whether an update may write into the value's buffer: the variable is on the CPU and nothing but
+        the variable holds its value tensor or that tensor's memory (no tensor read before and kept, no
+        NumPy view, no tape, no other variable or tensor sharing the buffer).  Otherwise an update makes a
+        new buffer, so every tensor read before keeps its value (copy on write, as TensorFlow's variables).
+        Called under the lock."""
+        if self._be.name != "cpu" or _refs(self._value) != 2:  # the attribute and getrefcount's argument
+            return False
+        t = self._value
+        arr = t._arr
+        # the array: t._arr, the handle's buffer reference, ``arr`` and the argument; the handle: t._h and the argument
+        return arr is not None and arr.base is None and _refs(arr) == 4 and _refs(t._h) == 2 \
+            and not _weakrefs(t)
+
+    def _own_buffer(self):
+        """The handle of the value's buffer for an update written in place (a fused optimizer step): the
+        variable's own, after a private copy when anything else holds the value (copy on write).  CPU
+        variables only; called under the lock, and sets ``_writing``: the caller clears it once the kernel
+        has run."""
+        self._writing = True
+        if not self._owns_value():
+            x = self._value
+            h, host = self._be.from_numpy(x._arr)
+            self._value = make(h, host, x._shape, x._dtype, x._dev, x._size)
+        return self._value._h
+
+    def _update_flat(self, code, t, op):
+        """``self = self <code> t`` (same shape, dtype and device), in place when the variable owns its buffer."""
+        x = self._value
+        dt = x._dtype
+        if dt.is_half:
+            self._value = _ew.raw_binary(code, x, t, op)
+            return
+        be = self._be
+        del x
+        self._writing = True  # before the ownership check: a read from now on waits for the kernel
+        try:
+            if self._owns_value():
+                x = self._value
+                st = be.binary_flat(code, dt.code, x._h, 0, t._h, 0, x._h, x._size)
+                if st:
+                    kernel_failed(st, "binary", op)
+                return
+        finally:
+            self._writing = False
+        x = self._value
+        h, host = be.alloc(x._shape, dt.np)
+        st = be.binary_flat(code, dt.code, x._h, 0, t._h, 0, h, x._size)
+        if st:
+            kernel_failed(st, "binary", op)
+        self._value = make(h, host, x._shape, dt, x._dev, x._size)
 
     # -- sparse updates (atomic like the dense ones) ------------------------------------------
     def _scatter_nd(self, indices, updates, mode, op):

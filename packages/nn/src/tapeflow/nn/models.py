@@ -108,7 +108,39 @@ class Model(Layer):
     def _maybe_build(self, x):
         # a subclassed model builds as its layers run (Keras too marks it built before the first call)
         self.__dict__["_in_shape"] = _shape_of(x)
+        self.__dict__["_in_dtype"] = getattr(x, "dtype", None)  # (what tf.saved_model.save's signature takes)
         self.__dict__["built"] = True
+
+    def _saved_model_signature(self):
+        """The ``tf.function`` that ``tf.saved_model.save(model, dir)`` exports: ``call`` at inference
+        (``training=False``) over the model's inputs (their shapes with a free batch dimension; a functional
+        model's ``Input`` names and dtypes).
+
+        >>> import tapeflow as tf
+        >>> model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), tf.keras.layers.Dense(2)])
+        >>> model._saved_model_signature().input_signature
+        (TensorSpec(shape=(None, 3), dtype=tf.float32, name='inputs'),)
+        """
+        from tapeflow.core.tensor_spec import TensorSpec
+
+        flat = self.__dict__.get("_flat_inputs")
+        if flat:  # functional: the Inputs' names, shapes and dtypes
+            specs = [TensorSpec((None,) + tuple(t.shape)[1:], t.dtype, getattr(_input_layer_of(t), "name", None)
+                                or f"input_{i}") for i, t in enumerate(flat)]
+        else:
+            shape = self.__dict__.get("_in_shape")
+            if not self.built or shape is None or not shape or isinstance(shape[0], (tuple, list)):
+                raise ValueError(f'tf.saved_model.save: model "{self.name}" has no known input shape; build it '
+                                 f'(model.build((None, ...))), call it once, or start it with tf.keras.Input')
+            dtype = self.__dict__.get("_in_dtype") or _first_layer_dtype(self)
+            specs = [TensorSpec((None,) + tuple(shape)[1:], dtype, "inputs")]
+        model = self
+
+        def serve(*inputs):
+            return model(inputs[0] if len(inputs) == 1 else list(inputs), training=False)
+
+        serve.__name__ = self.name
+        return _tf_function(serve, input_signature=specs)
 
     # -- layers --------------------------------------------------------------------------------------
     def get_layer(self, name=None, index=None):
@@ -689,6 +721,25 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     from . import saving
 
     return saving.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
+
+
+def _input_layer_of(t):
+    """The InputLayer that made functional input ``t`` (its name names the exported input)."""
+    from .functional import keras_history
+
+    return keras_history(t)[0]
+
+
+def _first_layer_dtype(model):
+    """What a model built from a shape alone takes: integers for an Embedding first, else its float dtype."""
+    layers = getattr(model, "_layer_list", None) or []
+    given = next((la for la in layers if isinstance(la, InputLayer)), None)
+    if given is not None:
+        return given.dtype
+    first = next((la for la in layers if not isinstance(la, InputLayer)), None)
+    if first is not None and type(first).__name__ == "Embedding":
+        return K.int32
+    return model.dtype
 
 
 def _functional_args(args, kwargs):
