@@ -193,6 +193,57 @@ int tpf_binary_flat(int op, int dt, const void *a, int a_scalar, const void *b, 
     return TPF_OK;
 }
 
+/* The period of an operand whose values repeat along the flat output: strides 0 on the
+ * leading axes and row-major over the trailing ones from some axis on (a bias [c] added to
+ * [n, h, w, c]).  0 when it is not such an operand. */
+static int64_t periodic_len(int ndim, const int64_t *shape, const int64_t *str) {
+    int64_t p = 1;
+    int d = ndim - 1;
+    for (; d >= 0 && (str[d] == p || shape[d] == 1); d--) p *= shape[d];
+    for (; d >= 0; d--) if (str[d] != 0 && shape[d] != 1) return 0;
+    return p;
+}
+
+static int is_dense(int ndim, const int64_t *shape, const int64_t *str) {
+    int64_t p = 1;
+    for (int d = ndim - 1; d >= 0; d--) { if (str[d] != p && shape[d] != 1) return 0; p *= shape[d]; }
+    return 1;
+}
+
+/* One dense operand and one periodic operand with a short period (rows too short for a call
+ * per row to pay): the periodic one is tiled into a buffer of whole periods, and the loop
+ * runs over long dense stretches of the flat output.  Returns 1 when it did the work. */
+#define TPF_TILE_BYTES 4096
+static int binary_periodic(binfn fn, int dt, size_t es, size_t eo, int ndim, const int64_t *shape,
+                           const void *a, const int64_t *astr, const void *b, const int64_t *bstr,
+                           void *out) {
+    (void)dt;
+    if (shape[ndim - 1] >= 256) return 0;
+    int a_dense = is_dense(ndim, shape, astr), b_dense = is_dense(ndim, shape, bstr);
+    if (a_dense == b_dense) return 0;
+    const void *rep = a_dense ? b : a;
+    int64_t p = periodic_len(ndim, shape, a_dense ? bstr : astr);
+    if (p <= 0 || (size_t)p * es > TPF_TILE_BYTES / 2) return 0;
+    int64_t total = 1;
+    for (int d = 0; d < ndim; d++) total *= shape[d];
+    int64_t per = TPF_TILE_BYTES / es / (size_t)p, L = per * p;   /* whole periods in a tile */
+    _Alignas(64) unsigned char tile[TPF_TILE_BYTES];
+    for (int64_t q = 0; q < per; q++) memcpy(tile + (size_t)(q * p) * es, rep, (size_t)p * es);
+    int64_t ntiles = (total + L - 1) / L;
+    int nt = TPF_NTHREADS(total);
+    if (nt > ntiles) nt = (int)ntiles;
+    int64_t chunk = (ntiles + nt - 1) / nt;
+    TPF_PFOR(t, nt,
+        tpf_fp_enter();
+        for (int64_t c = t * chunk; c < (t + 1) * chunk && c < ntiles; c++) {
+            int64_t lo = c * L, len = total - lo < L ? total - lo : L;
+            if (a_dense) fn((const char *)a + lo * es, 1, tile, 1, (char *)out + lo * eo, len);
+            else fn(tile, 1, (const char *)b + lo * es, 1, (char *)out + lo * eo, len);
+        }
+    );
+    return 1;
+}
+
 /* General broadcast: out has `shape` (dense); a and b are read through strides. */
 int tpf_binary_strided(int op, int dt, int ndim, const int64_t *shape,
                        const void *a, const int64_t *astr, const void *b, const int64_t *bstr,
@@ -224,6 +275,7 @@ int tpf_binary_strided(int op, int dt, int ndim, const int64_t *shape,
             }
         }
     }
+    if (binary_periodic(fn, dt, es, eo, ndim, shape, a, astr, b, bstr, out)) return TPF_OK;
     int nt = TPF_NTHREADS(rows * n);
     if (nt > rows) nt = (int)rows;
     int64_t chunk = (rows + nt - 1) / nt;

@@ -56,6 +56,21 @@ TPF_CLONES static void rk_##NAME##_##SUF(const void *xv, void *ov, void *pv, int
             }                                                                             \
             for (; i < i1; i++) { T v = x[i]; STEP; }                                     \
             if (P) P[o] = acc; else O[o] = (TO)(FIN);                                     \
+        } else if (inner <= BLK / 2 && j0 == 0 && j1 == inner) {                          \
+            /* few columns: the (i, j) slab is contiguous; accumulate W = m * inner         \
+             * consecutive values at once (m partial sums per column), then fold them */    \
+            int64_t W = (BLK / inner) * inner, tot = (i1 - i0) * inner, q0 = 0;            \
+            const T *x = X + (o * r + i0) * inner;                                        \
+            ACC a[BLK];                                                                   \
+            for (int64_t q = 0; q < W; q++) a[q] = INIT;                                  \
+            for (; q0 + W <= tot; q0 += W)                                                \
+                for (int64_t q = 0; q < W; q++) { ACC acc = a[q]; T v = x[q0 + q]; STEP; a[q] = acc; } \
+            for (int64_t q = 0; q < tot - q0; q++) { ACC acc = a[q]; T v = x[q0 + q]; STEP; a[q] = acc; } \
+            for (int64_t k = 0; k < inner; k++) {                                         \
+                ACC acc = a[k];                                                           \
+                for (int64_t q = k + inner; q < W; q += inner) { ACC v = a[q]; STEP; }    \
+                if (P) P[o * inner + k] = acc; else O[o * inner + k] = (TO)(FIN);         \
+            }                                                                             \
         } else {                                                                          \
             for (int64_t jb = j0; jb < j1; jb += BLK) {                                   \
                 int64_t nb = j1 - jb < BLK ? j1 - jb : BLK;                               \

@@ -40,3 +40,91 @@ def test_gemm_flushes_denormals_in_every_blas_thread(cpu):
     finally:
         cpu.set_ftz(1)
         cpu.blas_set_num_threads(cpu.get_num_threads())
+
+
+def _strides(shape, bshape):
+    """Element strides reading an array of bshape (right-aligned) broadcast to shape."""
+    bshape = (1,) * (len(shape) - len(bshape)) + tuple(bshape)
+    st, p = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):
+        st[d] = p if bshape[d] != 1 else 0
+        p *= bshape[d]
+    return st
+
+
+@pytest.mark.parametrize("shape, bshape", [
+    ((32, 24, 24, 16), (16,)),          # a bias over channels: period 16
+    ((7, 5, 3), (5, 3)),                # period 15, not a divisor of the tile
+    ((3, 4, 2, 9), (1, 1, 2, 9)),       # period 18 behind two broadcast axes
+    ((50000, 3), (3,)),                 # many tiles, split over threads
+    ((2, 1, 5), (1, 5)),                # an axis of length 1
+])
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("op, dtype", [("add", np.float32), ("sub", np.float64), ("less", np.float32),
+                                       ("floordiv", np.int32), ("mul", np.int8)])
+def test_binary_broadcast_of_a_short_period_matches_numpy(cpu, shape, bshape, swap, op, dtype):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(shape) * 10).astype(dtype)
+    b = (rng.standard_normal(bshape) * 10).astype(dtype)
+    if np.issubdtype(dtype, np.integer):
+        b[b == 0] = 3
+    ref = {"add": np.add, "sub": np.subtract, "less": np.less, "floordiv": np.floor_divide,
+           "mul": np.multiply}[op]
+    x, y, sx, sy = (b, a, _strides(shape, bshape), _strides(shape, shape)) if swap else \
+        (a, b, _strides(shape, shape), _strides(shape, bshape))
+    if swap and op == "floordiv":
+        x, y = x, np.where(y == 0, 1, y).astype(dtype)
+    want = ref(x, y)
+    out, host = cpu.alloc(shape, want.dtype)
+    st = cpu.binary_strided(K.BINARY_CODES[op], K.DTYPE_CODES[np.dtype(dtype).name], len(shape),
+                            cpu.new_int64(shape), cpu.host_ptr(np.ascontiguousarray(x)), cpu.new_int64(sx),
+                            cpu.host_ptr(np.ascontiguousarray(y)), cpu.new_int64(sy), out)
+    assert st == 0
+    np.testing.assert_array_equal(host, want)
+
+
+def test_binary_broadcast_of_a_short_period_checks_integer_divisors(cpu):
+    a = np.arange(12, dtype=np.int32).reshape(4, 3)
+    b = np.array([1, 0, 2], np.int32)
+    out, _ = cpu.alloc((4, 3), np.int32)
+    st = cpu.binary_strided(K.BINARY_CODES["floordiv"], K.DTYPE_CODES["int32"], 2, cpu.new_int64([4, 3]),
+                            cpu.host_ptr(a), cpu.new_int64([3, 1]), cpu.host_ptr(b), cpu.new_int64([0, 1]), out)
+    assert st == 5   # TPF_EDIVZERO
+
+
+@pytest.mark.parametrize("outer, r, inner", [(32, 576, 16), (3, 7, 5), (2, 1000, 3), (5, 2, 128),
+                                             (1, 300000, 2), (4, 0, 6), (64, 33, 100)])
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reduce_over_few_columns_matches_numpy(cpu, outer, r, inner, op, dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((outer, r, inner))
+    if op == "prod":
+        x = 1 + x / 100
+    x = (x * 50).astype(dtype) if np.issubdtype(dtype, np.integer) else x.astype(dtype)
+    out, host = cpu.alloc((outer, inner), dtype)
+    st = cpu.reduce(K.REDUCE_CODES[op], K.DTYPE_CODES[np.dtype(dtype).name], cpu.host_ptr(x), out, outer, r, inner)
+    assert st == 0
+    if r == 0 and op in ("max", "min"):   # the identity: the lowest (highest) value
+        info = np.iinfo(dtype) if np.issubdtype(dtype, np.integer) else None
+        lo, hi = (info.min, info.max) if info else (-np.inf, np.inf)
+        np.testing.assert_array_equal(host, np.full((outer, inner), lo if op == "max" else hi, dtype))
+    elif np.issubdtype(dtype, np.integer):
+        wide = x.astype(np.int64)
+        acc = {"sum": lambda: wide.sum(1), "prod": lambda: wide.prod(1), "max": lambda: x.max(1),
+               "min": lambda: x.min(1), "mean": lambda: np.trunc(wide.sum(1) / max(r, 1))}[op]()
+        np.testing.assert_array_equal(host, acc.astype(dtype))
+    else:
+        with np.errstate(invalid="ignore"):
+            want = getattr(x.astype(np.float64), op)(axis=1).astype(dtype) if r else \
+                np.full((outer, inner), {"sum": 0, "prod": 1, "mean": np.nan}[op], dtype)
+        np.testing.assert_allclose(host, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_reduce_over_few_columns_propagates_nan(cpu):
+    x = np.zeros((2, 500, 4), np.float32)
+    x[1, 333, 2] = np.nan
+    for op in ("max", "min", "sum"):
+        out, host = cpu.alloc((2, 4), np.float32)
+        assert cpu.reduce(K.REDUCE_CODES[op], K.DTYPE_CODES["float32"], cpu.host_ptr(x), out, 2, 500, 4) == 0
+        assert np.isnan(host[1, 2]) and np.count_nonzero(np.isnan(host)) == 1
