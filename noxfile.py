@@ -21,6 +21,7 @@ import os
 import pathlib
 import shutil
 import sys
+import time
 
 import nox
 
@@ -161,6 +162,7 @@ def docs(session):
     install_packages(session, ORDER)
     session.install("-r", "docs/requirements.txt")
     session.run("sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html")
+    session.run("python", "docs/_ext/check_anchors.py", "docs/_build/html")  # every in-site link and #anchor
     session.run("sphinx-build", "-W", "--keep-going", "-b", "doctest", "docs", "docs/_build/doctest")
 
 
@@ -263,14 +265,20 @@ def _kernels_wheel(session) -> str:
     dest = pathlib.Path(session.cache_dir) / "kernels-wheels" / h.hexdigest()[:20]
     wheels = sorted(dest.glob("tapeflow_kernels-*.whl"))
     if not wheels:
-        tmp = dest.with_name(dest.name + ".partial")
+        # several sessions (of this checkout or, in a shared tree, of several people) may build at once: each
+        # builds into its own folder, the first rename wins, and no session removes a folder another may use
+        tmp = dest.with_name(f"{dest.name}.partial-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         session.run("python", "-m", "pip", "wheel", "--no-deps", "-w", str(tmp), str(src))
-        for old in dest.parent.iterdir():   # wheels of earlier sources are not used again
-            if old != tmp:
-                shutil.rmtree(old, ignore_errors=True)
-        tmp.rename(dest)
+        try:
+            tmp.rename(dest)
+        except OSError:   # another session put the same build there first
+            shutil.rmtree(tmp, ignore_errors=True)
         wheels = sorted(dest.glob("tapeflow_kernels-*.whl"))
+    os.utime(dest)
+    for old in dest.parent.iterdir():   # wheels of earlier sources: dropped once unused for six hours
+        if old != dest and time.time() - old.stat().st_mtime > 6 * 3600:
+            shutil.rmtree(old, ignore_errors=True)
     return str(wheels[-1])
 
 
