@@ -40,7 +40,7 @@ def build():
 
 def main(out=None, epochs=15, seed=0):
     """Train, export to ``out``, run with ONNX Runtime; returns (tapeflow accuracy, ONNX Runtime accuracy)."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]  # (ONNX Runtime ships no py.typed)
 
     tf.keras.utils.set_random_seed(seed)
     (x_train, y_train), (x_test, y_test) = load(seed)
@@ -54,7 +54,7 @@ def main(out=None, epochs=15, seed=0):
     tf.saved_model.save(model, out)
     sess = ort.InferenceSession(os.path.join(out, "serving_default.onnx"), providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
-    onnx_probs = sess.run(None, {name: x_test})[0]
+    onnx_probs = np.asarray(sess.run(None, {name: x_test})[0])  # (ONNX Runtime types outputs as a union)
     acc_onnx = float(np.mean(np.argmax(onnx_probs, axis=1) == y_test))
     print(f"exported to {out}: {sorted(os.listdir(out))}")
     print(f"largest difference in probabilities: {np.abs(onnx_probs - probs).max():.2e}")
