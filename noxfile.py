@@ -6,7 +6,6 @@
     nox -s bench_distributed   tf.distribute's all-reduce vs raw mpi4py, an MLP step on 1/2/3 MPI processes
     nox -s lint       ruff (pinned) with ruff.toml
     nox -s typecheck  pyright and mypy (pinned) over the README's tour and examples/, against the installed packages
-    nox -s typecheck  pyright and mypy (pinned) over the README's tour and examples/, against the installed packages
     nox -s wheels     every package's sdist and wheel into dist/ (tapeflow-kernels: cp310-abi3, manylinux), then
                       a fresh venv with no C compiler installs them and runs the README's tour and smoke tests
     nox -s tests_per_package   each package's tests with only it and what it declares installed
@@ -123,24 +122,6 @@ def lint(session):
     session.install(RUFF)
     session.run("ruff", "check", "packages", "tests", "benchmarks", "examples", "tools", "docs", "noxfile.py",
                 *session.posargs)
-
-
-TYPECHECK = ["pyright[nodejs]==1.1.414", "mypy==2.4.1"]   # pinned: a new release brings new checks
-
-
-@nox.session
-def typecheck(session):
-    """pyright and mypy (pinned) over what users type, against the installed packages (their py.typed markers,
-    .pyi stubs and declarations): the README's tour (pyright, ``mypy --strict``) and examples/ (pyright, mypy)."""
-    session.install(_kernels_wheel(session))
-    session.install(*[str(ROOT / "packages" / n) for n in present() if n != "kernels-c"])
-    session.install(*TYPECHECK, "onnx>=1.16", "onnxruntime>=1.18")  # (what examples/ import)
-    out = pathlib.Path(session.create_tmp()) / "snippets"
-    session.run("python", "tools/typecheck_snippets.py", str(out))
-    tour = str(out / "readme_tour.py")
-    session.run("pyright", tour, "examples")
-    session.run("mypy", "--strict", tour)
-    session.run("mypy", "examples")
 
 
 TYPECHECK = ["pyright[nodejs]==1.1.414", "mypy==2.4.1"]   # pinned: a new release brings new checks
