@@ -213,3 +213,24 @@ def test_dtype_onnx_does_not_take_fails_the_export_naming_the_op():
     with pytest.raises(errors.UnimplementedError, match=r"Sort \(sort\) created at .*test_saved_model_onnx.py"
                                                         r":\d+ does not type-check .*TopK.*bool"):
         export.export_concrete(f.get_concrete_function())
+
+
+def test_missing_onnx_names_the_pip_command(tmp_path, monkeypatch):
+    """Without onnx, saving says how to install it (tapeflow itself imports and trains without it)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx raises ImportError
+    f = tf.function(lambda x: x + 1.0, input_signature=[tf.TensorSpec([None], tf.float32)])
+    with pytest.raises(ImportError, match=r"pip install 'tapeflow-core\[onnx\]'"):
+        tf.saved_model.save(f, str(tmp_path / "m"))
+    assert not os.path.exists(tmp_path / "m")
+
+
+def test_tapeflow_does_not_import_onnx_until_it_saves():
+    import subprocess
+    import sys
+
+    code = ("import sys, tapeflow as tf; tf.saved_model; tf.keras.layers.Dense(2)(tf.ones([1, 3]));"
+            "print('onnx' in sys.modules, 'onnxruntime' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
