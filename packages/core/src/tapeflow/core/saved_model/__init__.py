@@ -31,5 +31,6 @@ Notes for the two halves (exporter: export.py and onnx_ops.py; importer: load.py
 from __future__ import annotations
 
 from .export import DEFAULT_SIGNATURE, MANIFEST, OPSET, save
+from .load import load  # the importer (load.py)
 
-__all__ = ["save", "MANIFEST", "OPSET", "DEFAULT_SIGNATURE"]
+__all__ = ["save", "load", "MANIFEST", "OPSET", "DEFAULT_SIGNATURE"]
