@@ -38,9 +38,11 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
+    "sphinx_copybutton",  # a copy button on every code block (prompts and outputs left out)
     "matplotlib.sphinxext.plot_directive",
     "tapeflow_api",     # the API pages, generated from the installed packages
     "tapeflow_bench",   # benchmark tables from benchmarks/results (or the committed snapshot)
+    "tapeflow_viewcode",  # viewcode's [docs] back links to each object's own entry (check_anchors.py checks)
 ]
 exclude_patterns = ["_build", "_data", "Thumbs.db", ".DS_Store"]
 
@@ -53,6 +55,11 @@ html_show_sourcelink = True
 html_theme_options = {"navigation_with_keys": True}
 pygments_style = "friendly"
 pygments_dark_style = "monokai"
+
+# -- copy button: ">>> " and "... " prompts are not copied, nor the output lines of a doctest block ---------
+copybutton_prompt_text = r">>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
 
 # -- autodoc -------------------------------------------------------------------------------------
 autodoc_default_options = {"members": True, "undoc-members": False}
