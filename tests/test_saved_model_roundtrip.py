@@ -270,3 +270,6 @@ def test_dict_outputs_and_several_signatures(tmp_path):
     np.testing.assert_array_equal(got["top"].numpy(), want["top"].numpy())
     v = tf.constant([3.0, 4.0])
     assert float(loaded.signatures["norm"](v=v)["output_0"]) == float(m.norm(v)) == 5.0
+    assert float(loaded.norm(v)) == 5.0  # a module's other functions as methods, as TensorFlow restores them
+    with pytest.raises(AttributeError):
+        loaded.nothing

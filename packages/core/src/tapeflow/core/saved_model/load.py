@@ -1352,7 +1352,8 @@ class LoadedSignature:
 class LoadedModel(Module):
     """What ``tf.saved_model.load`` returns: ``signatures`` (name -> :class:`LoadedSignature`), a call of
     the default signature with positional inputs (returning the outputs in the structure the exported
-    function returned), and the trainable initializers as ``variables``.
+    function returned), the other signatures as methods of the same kind (``loaded.norm(v)``), and the
+    trainable initializers as ``variables``.
 
     >>> import os, tempfile, tapeflow as tf
     >>> m = tf.Module()
@@ -1386,21 +1387,32 @@ class LoadedModel(Module):
         if self._default is None:
             raise TypeError(f"this loaded model has no default signature to call; its signatures are "
                             f"{sorted(self.signatures)}")
-        sig = self.signatures[self._default]
+        return self._call_signature(self._default, args, kwargs)
+
+    def __getattr__(self, name):
+        """A signature other than the default one as a method, as TensorFlow restores a module's functions:
+        ``loaded.norm(v)`` (positional inputs, the exported structure of outputs)."""
+        sigs = self.__dict__.get("signatures")
+        if sigs is not None and name in sigs and not name.startswith("_"):
+            return lambda *args, **kwargs: self._call_signature(name, args, kwargs)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _call_signature(self, name, args, kwargs):
+        sig = self.signatures[name]
         names = [s.name for s in sig.input_specs]
+        what = "the loaded model" if name == self._default else f"the loaded function {name!r}"
         if len(args) > len(names):
-            raise TypeError(f"the loaded model takes {len(names)} inputs {names}; got {len(args)} positional")
+            raise TypeError(f"{what} takes {len(names)} inputs {names}; got {len(args)} positional")
         flat = list(args) + [None] * (len(names) - len(args))
         for i, n in enumerate(names):
             if n in kwargs:
                 if i < len(args):
-                    raise TypeError(f"the loaded model got input {n!r} twice (positional and keyword)")
+                    raise TypeError(f"{what} got input {n!r} twice (positional and keyword)")
                 flat[i] = kwargs.pop(n)
         if kwargs or any(v is None for v in flat):
-            raise TypeError(f"the loaded model takes inputs {names}; missing "
+            raise TypeError(f"{what} takes inputs {names}; missing "
                             f"{[n for n, v in zip(names, flat) if v is None]}, unexpected {sorted(kwargs)}")
-        outs = sig.call_flat(flat)
-        return _pack(self._structures.get(self._default), sig.output_names, outs)
+        return _pack(self._structures.get(name), sig.output_names, sig.call_flat(flat))
 
 
 def _pack(structure, names, outs):
