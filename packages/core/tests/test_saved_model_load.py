@@ -325,6 +325,26 @@ def test_loop_carried_value_may_grow():
     assert sig(x=tf.constant(_r(2, 2)))["acc"].shape == (8, 2)
 
 
+def test_loop_scan_outputs_are_stacked():
+    """ONNX Loop's scan outputs (each iteration's value stacked along a new first axis), as tools write RNNs."""
+    body = _graph([helper.make_node("Mul", ["h_in", "w"], ["m"]),
+                   helper.make_node("Tanh", ["m"], ["h_out"]),
+                   helper.make_node("ReduceSum", ["h_out"], ["total"], keepdims=0),
+                   helper.make_node("Identity", ["c_in"], ["c_out"])],
+                  [_vi("i", TensorProto.INT64, []), _vi("c_in", TensorProto.BOOL, []), _vi("h_in", shape=[3])],
+                  [_vi("c_out", TensorProto.BOOL, []), _vi("h_out", shape=[3]), _vi("h_seq", shape=[3]),
+                   _vi("total", shape=[])], name="body")
+    body.node.append(helper.make_node("Identity", ["h_out"], ["h_seq"]))
+    nodes = [helper.make_node("Loop", ["M", "", "h0"], ["h", "hs", "totals"], body=body)]
+    g = _graph(nodes, [_vi("h0", shape=[3]), _vi("w", shape=[3])],
+               [_vi("h", shape=[3]), _vi("hs", shape=[None, 3]), _vi("totals", shape=[None])],
+               [numpy_helper.from_array(np.array(4, np.int64), "M")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    sig = check(model, {"h0": np.array([0.5, -1.0, 2.0], F), "w": np.array([1.5, 0.5, -1.0], F)},
+                rtol=1e-6, atol=1e-6)
+    assert sig(h0=tf.constant([0.5, -1.0, 2.0]), w=tf.constant([1.5, 0.5, -1.0]))["hs"].shape == (4, 3)
+
+
 def test_loaded_graph_is_compiled_and_fused():
     """A ConcreteFunction like a traced one: the element-wise chain runs as one fused kernel."""
     nodes = [helper.make_node("Mul", ["x", "x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),

@@ -1166,8 +1166,16 @@ def _if(node, run_sub, cond):
 def _loop(node, run_sub, trip=None, cond=None, *carried):
     body = node.attrs["body"]
     n_carried = len(carried)
-    if len(body.output) != n_carried + 1:
-        node.fail(f"a body with {len(body.output) - 1 - n_carried} scan outputs", "loops without scan outputs")
+    n_scan = len(body.output) - 1 - n_carried
+    # scan outputs: each iteration's value stacked along a new first axis (the accumulator grows by one row)
+    scans = []
+    for vi in list(body.output)[1 + n_carried:]:
+        shape = _declared_shape(vi)
+        t = vi.type.tensor_type
+        if shape is None or None in shape or not t.elem_type:
+            node.fail(f"scan output {vi.name!r} of the body has no fully known declared shape and element type",
+                      "scan outputs whose value_info gives a static shape (or loops without scan outputs)")
+        scans.append(_o.zeros([0] + shape, dtype=_dtype(t.elem_type, f"ONNX node {node.name!r} (Loop)")))
     i0 = _const(0, _dt.int64)
     c0 = _o.reshape(cond, []) if cond is not None else _const(True)
     limit = _o.cast(_o.reshape(trip, []), _dt.int64) if trip is not None else None
@@ -1176,9 +1184,11 @@ def _loop(node, run_sub, trip=None, cond=None, *carried):
         return c if limit is None else _o.logical_and(c, _o.less(i, limit))
 
     def step(i, c, *vs):
-        outs = run_sub(body, [i, c] + list(vs))
+        outs = run_sub(body, [i, c] + list(vs[:n_carried]))
         c2 = _o.reshape(outs[0], [])
-        return (_o.add(i, _const(1, _dt.int64)), c2) + tuple(outs[1:])
+        stacked = tuple(_o.concat([acc, _o.expand_dims(_o.cast(v, acc.dtype) if v.dtype is not acc.dtype else v, 0)],
+                                  axis=0) for acc, v in zip(vs[n_carried:], outs[1 + n_carried:]))
+        return (_o.add(i, _const(1, _dt.int64)), c2) + tuple(outs[1:1 + n_carried]) + stacked
 
     # the body's declared input shapes say where a carried value may change shape across iterations
     invariants = [[], []]
@@ -1190,8 +1200,9 @@ def _loop(node, run_sub, trip=None, cond=None, *carried):
         elif len(declared) != len(own):
             declared = own
         invariants.append([d if o == d else None for o, d in zip(own, declared)])
-    res = _while_loop(test, step, (i0, c0) + tuple(carried), shape_invariants=invariants)
-    return tuple(res[2:])
+    invariants += [[None] + list(acc._shape[1:]) for acc in scans]
+    res = _while_loop(test, step, (i0, c0) + tuple(carried) + tuple(scans), shape_invariants=invariants)
+    return tuple(res[2:2 + n_carried + n_scan])
 
 
 def _declared_shape(value_info):
