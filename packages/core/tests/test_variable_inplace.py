@@ -34,6 +34,14 @@ def test_assign_add_and_sub_write_in_place():
         np.testing.assert_array_equal(v.numpy(), np.array([10, 21, 32], dtype))
 
 
+def test_large_variables_write_in_place():
+    """Buffers of any size and allocator (large ones may come from the backend's caching allocator)."""
+    v = _fresh(np.zeros(200_000))
+    before = _address(v)
+    v.assign_add(tf.ones([200_000]))
+    assert _address(v) == before and float(v.numpy().sum()) == 200_000.0
+
+
 def test_tensor_read_before_keeps_its_value():
     v = _fresh([1.0, 2.0])
     r = v.read_value()

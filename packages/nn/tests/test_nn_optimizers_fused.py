@@ -53,10 +53,11 @@ def test_fused_step_equals_op_by_op(name, dtype, shape):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fused_step_writes_in_place(name):
-    v = tf.Variable(np.ones((4, 3), np.float32))
+@pytest.mark.parametrize("shape", [(4, 3), (300, 200)])
+def test_fused_step_writes_in_place(name, shape):
+    v = tf.Variable(np.ones(shape, np.float32))
     opt = CASES[name]()
-    g = tf.constant(np.full((4, 3), 0.5, np.float32))
+    g = tf.constant(np.full(shape, 0.5, np.float32))
     opt.apply_gradients([(g, v)])  # first step: slots made; the value becomes the variable's own
     addr = [s._value._arr.__array_interface__["data"][0] for s in (v, *opt._slots[v].values())]
     before = v.numpy().copy()

@@ -40,6 +40,9 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
     #: True while an update writes into the value's buffer in place (the kernel runs without the GIL): a read
     #: that took the value meanwhile waits for the update to finish (``_read``)
     _writing = False
+    #: the value tensor the variable made itself (updates may write into it) and its buffer's reference counts
+    _mine = None
+    _mine_refs = (0, 0)
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
         graph = _trace.graph if hooks.tracing else None
@@ -208,18 +211,25 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         return self if read_value else None
 
     def _owns_value(self) -> bool:
-        """Whether an update may write into the value's buffer: the variable is on the CPU and nothing but
-        the variable holds its value tensor or that tensor's memory (no tensor read before and kept, no
-        NumPy view, no tape, no other variable or tensor sharing the buffer).  Otherwise an update makes a
-        new buffer, so every tensor read before keeps its value (copy on write, as TensorFlow's variables).
-        Called under the lock."""
-        if self._be.name != "cpu" or _refs(self._value) != 2:  # the attribute and getrefcount's argument
+        """Whether an update may write into the value's buffer: the value is a buffer the variable made
+        itself (an earlier update's: ``_mark_own``), on the CPU, and nothing but the variable holds that
+        tensor or its memory (no tensor read before and kept, no NumPy view, no tape, no other variable or
+        tensor sharing the buffer): the reference counts are those the variable saw when it made it.
+        Otherwise an update makes a new buffer, so every tensor read before keeps its value (copy on write,
+        as TensorFlow's variables).  Called under the lock."""
+        # the attribute, ``_mine`` and getrefcount's argument
+        if self._mine is None or self._value is not self._mine or _refs(self._value) != 3:
             return False
         t = self._value
-        arr = t._arr
-        # the array: t._arr, the handle's buffer reference, ``arr`` and the argument; the handle: t._h and the argument
-        return arr is not None and arr.base is None and _refs(arr) == 4 and _refs(t._h) == 2 \
-            and not _weakrefs(t)
+        return (_refs(t._h), _refs(t._arr)) == self._mine_refs and not _weakrefs(t)
+
+    def _mark_own(self):
+        """The value is a buffer this variable just made and nothing else holds: note it and its reference
+        counts (``_owns_value`` compares them)."""
+        self._mine = None
+        if self._be.name == "cpu":
+            self._mine = t = self._value
+            self._mine_refs = (_refs(t._h), _refs(t._arr))
 
     def _own_buffer(self):
         """The handle of the value's buffer for an update written in place (a fused optimizer step): the
@@ -231,6 +241,8 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
             x = self._value
             h, host = self._be.from_numpy(x._arr)
             self._value = make(h, host, x._shape, x._dtype, x._dev, x._size)
+            del h, host, x
+            self._mark_own()
         return self._value._h
 
     def _update_flat(self, code, t, op):
@@ -258,6 +270,8 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         if st:
             kernel_failed(st, "binary", op)
         self._value = make(h, host, x._shape, dt, x._dev, x._size)
+        del h, host, x
+        self._mark_own()
 
     # -- sparse updates (atomic like the dense ones) ------------------------------------------
     def _scatter_nd(self, indices, updates, mode, op):

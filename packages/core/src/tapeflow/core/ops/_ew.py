@@ -310,12 +310,63 @@ def unary_primitive(name: str, tf_name: str, code: int, allowed, bool_out: bool 
 
 # ---- the hot paths ----------------------------------------------------------
 
+_new = object.__new__
+# the dtypes whose CPU kernels binary_flat/unary run directly (no half types, strings or complex)
+_FAST_DTYPES = 0
+for _d in (F32, F64, _dt.int8, _dt.uint8, _dt.int16, _dt.int32, _dt.int64, BOOL):
+    _FAST_DTYPES |= 1 << _d.code
+#: the CPU device and its backend's alloc, binary_flat and unary (set on first use: the backend loads lazily)
+_HOST = _alloc = _binary_flat = _unary = None
+
+
+def _host_init():
+    global _HOST, _alloc, _binary_flat, _unary
+    dev = _device.get("cpu:0")
+    be = dev.backend
+    _alloc, _binary_flat, _unary = be.alloc, be.binary_flat, be.unary
+    _HOST = dev
+
+
 def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
     """``runner.run(prim, (x, y))`` for a binary primitive, hand-tuned (Python scalars take the other
     operand's dtype)."""
-    if type(x) is not Tensor or type(y) is not Tensor:
-        x, y = coerce_pair(x, y, prim.tf_name)
+    tx, ty = type(x), type(y)
+    if tx is not Tensor or ty is not Tensor:
+        if tx is Tensor and (ty is float or ty is int):
+            y = scalar_like(y, x, prim.tf_name)
+        elif ty is Tensor and (tx is float or tx is int):
+            x = scalar_like(x, y, prim.tf_name)
+        else:
+            x, y = coerce_pair(x, y, prim.tf_name)
     dt = x._dtype
+    # the hottest path: two CPU tensors of one real dtype, of one shape or one of them a single element,
+    # nothing to place or trace: the flat kernel straight away
+    if x._dev is _HOST and y._dev is _HOST and dt is y._dtype and (prim.mask & _FAST_DTYPES) >> dt.code & 1 \
+            and not _scope.stack and not hooks.tracing:
+        sx, sy = x._shape, y._shape
+        if sx == sy:
+            shape, size, ax, ay = sx, x._size, 0, 0
+        elif y._size == 1 and len(sy) <= len(sx):
+            shape, size, ax, ay = sx, x._size, 0, 1
+        elif x._size == 1 and len(sx) <= len(sy):
+            shape, size, ax, ay = sy, y._size, 1, 0
+        else:
+            shape = None
+        if shape is not None:
+            out_dt = BOOL if bool_out else dt
+            h, host = _alloc(shape, out_dt.np)
+            st = _binary_flat(code, dt.code, x._h, ax, y._h, ay, h, size)
+            if st:
+                fail(prim, KernelStatus(st, "binary"), (x, y), None)
+            out = _new(Tensor)
+            out._h, out._arr, out._shape, out._dtype, out._dev, out._size = h, host, shape, out_dt, x._dev, size
+            rec = hooks.recorder
+            if rec is not None:
+                rec(prim.name, (x, y), out, None)
+            return out
+    elif _HOST is None:
+        _host_init()
+        return binary(prim, code, x, y, bool_out)
     if dt is not y._dtype:
         dtype_mismatch(x, y, prim.tf_name)
     if x._dev is not y._dev or _scope.stack:
@@ -344,7 +395,27 @@ def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
 def unary(prim, code: int, x, param: float = 0.0, bool_out: bool = False, attrs=None) -> Tensor:
     """``runner.run(prim, (x,), attrs)`` for a unary primitive, hand-tuned; ``param`` is the kernel's
     scalar parameter for ``attrs``."""
-    if type(x) is not Tensor:
+    if type(x) is Tensor:
+        dt = x._dtype
+        # the hottest path: a CPU tensor of a real dtype, nothing to place or trace
+        if x._dev is _HOST and (prim.mask & _FAST_DTYPES) >> dt.code & 1 and not _scope.stack \
+                and not hooks.tracing:
+            size, shape, dev = x._size, x._shape, x._dev
+            out_dt = BOOL if bool_out else dt
+            h, host = _alloc(shape, out_dt.np)
+            st = _unary(code, dt.code, x._h, h, size, param)
+            if st:
+                fail(prim, KernelStatus(st, "unary"), (x,), attrs)
+            out = _new(Tensor)
+            out._h, out._arr, out._shape, out._dtype, out._dev, out._size = h, host, shape, out_dt, dev, size
+            rec = hooks.recorder
+            if rec is not None:
+                rec(prim.name, (x,), out, attrs)
+            return out
+        if _HOST is None:
+            _host_init()
+            return unary(prim, code, x, param, bool_out, attrs)
+    else:
         x = to_tensor(x, prim.tf_name)
     dt = x._dtype
     if not (prim.mask >> dt.code) & 1:
