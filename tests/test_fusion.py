@@ -194,13 +194,32 @@ def test_long_chains_are_cut_into_kernels_of_at_most_max_group_nodes(options):
 
 
 def test_broadcasts_and_other_dtypes_stay_unfused(options):
-    f = tf.function(lambda x, b: tf.nn.relu(x + b) * 2.0)  # x [3, 4] + b [4]: a broadcast, not a scalar
-    cf = f.get_concrete_function(tf.TensorSpec([3, 4]), tf.TensorSpec([4]))
+    f = tf.function(lambda x, b: tf.nn.relu(x + b) * 2.0)  # x [3, 4] + b [3, 1]: a broadcast of a column
+    cf = f.get_concrete_function(tf.TensorSpec([3, 4]), tf.TensorSpec([3, 1]))
     assert _ops(cf) == ["add", "fused_elementwise"]  # relu and * 2.0 fuse, the broadcast add does not
     g = tf.function(lambda i: (i * 2 + 1) * 3)
     assert "fused_elementwise" not in _ops(g.get_concrete_function(tf.TensorSpec([5], tf.int32)))
     h = tf.function(lambda x: tf.exp(x) + 1.0)
     assert _ops(h.get_concrete_function(tf.TensorSpec([5], tf.float16))) == ["exp", "add"]
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+@pytest.mark.parametrize("shape", [(3, 4), (300, 257), (2, 70, 513)])  # one tile; tiles and threads; rank 3
+def test_a_bias_broadcast_over_leading_dimensions_fuses_after_a_matmul(options, shape, dtype):
+    # the matmul's epilogue: bias + activation (and more) in one pass over the product
+    def f(a, w, b, c):
+        return tf.nn.gelu(tf.matmul(a, w) + b) * c - 0.5
+
+    rng = seeded_rng(f"bias{shape}")
+    a = tf.constant(rng.standard_normal(shape[:-1] + (8,)), dtype)
+    w = tf.constant(rng.standard_normal((8, shape[-1])), dtype)
+    b = tf.constant(rng.standard_normal(shape[-1]), dtype)
+    c = tf.constant(rng.standard_normal((1,) + shape[1:]), dtype)  # a leading 1, then the last dimensions
+    got, want, cf = _both(f, a, w, b, c)
+    _assert_same(got, want, dtype)
+    assert _ops(cf) == ["matmul", "fused_elementwise"]
+    assert cf.fused_kernels()[0]["inputs"][1:3] == [f"{dtype.name}[{shape[-1]}]",
+                                                    f"{dtype.name}[1,{','.join(map(str, shape[1:]))}]"]
 
 
 def test_switched_off_and_single_ops_stay(options):
@@ -274,8 +293,8 @@ def test_jit_compile_fuses_everything_or_names_the_op():
     ok = tf.function(lambda x: tf.reduce_sum(tf.exp(x) * 2.0), jit_compile=True)  # a reduction is fine
     assert ok(x).numpy() == pytest.approx(float(tf.reduce_sum(tf.exp(x) * 2.0)))
     bad = tf.function(lambda x, b: tf.exp(x + b), jit_compile=True)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"AddV2 \(add\).*broadcasts \(4,\) to \(3, 4\)"):
-        bad(tf.ones([3, 4]), tf.ones([4]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"AddV2 \(add\).*broadcasts \(3, 1\) to \(3, 4\)"):
+        bad(tf.ones([3, 4]), tf.ones([3, 1]))
     ints = tf.function(lambda i: i * 2, jit_compile=True)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Mul.*int32 has no fused loop"):
         ints(tf.constant([1, 2]))

@@ -241,7 +241,7 @@ def test_concrete_functions_graph_printing_and_signatures():
     cf = f.get_concrete_function(tf.TensorSpec([None, 2]), tf.TensorSpec([2]))
     assert cf(tf.ones([3, 2]), tf.ones([2])).shape == (3, 2)
     text = str(cf.graph)
-    assert "relu(%x)" in text and "add(%0, %y)" in text and "float32[?,2]" in text
+    assert "add(relu(%x), %y)" in text and "float32[?,2]" in text  # one fused kernel (y: a bias of the last dim)
     assert cf.structured_input_signature[0][0] == tf.TensorSpec([None, 2], tf.float32, "x")
     with pytest.raises(TypeError, match="does not match"):
         cf(tf.ones([3, 3]), tf.ones([2]))

@@ -9,7 +9,7 @@
  * the buffers that live only inside the run (allocated once per signature and reused: the memory plan).
  *
  * Step k is described by
- *     programs[k], params[k], reg_dtypes[k], scalars[k]   tpf_fused_eval_reduce's program arrays
+ *     programs[k], params[k], reg_dtypes[k], periods[k]   tpf_fused_eval_reduce's program arrays
  *     sizes[k]                                            its element count n
  *     ints[k] = {n_instr, n_regs, n_inputs, n_outputs, n_red,
  *                in_slot[n_inputs], out_slot[n_outputs], out_reg[n_outputs],
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_instr, int n_regs,
-                          const int32_t *reg_dtype, const void *const *inputs, const uint8_t *input_is_scalar,
+                          const int32_t *reg_dtype, const void *const *inputs, const int64_t *input_period,
                           int n_inputs, void *const *outputs, const int32_t *out_regs, int n_outputs,
                           const int32_t *red_ops, const int32_t *red_regs, void *const *red_out, int n_red,
                           int64_t n);
@@ -28,7 +28,7 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
 #define EXEC_STACK 64
 
 int tpf_exec_fused(int n_steps, const int32_t *const *programs, const double *const *params,
-                   const int32_t *const *reg_dtypes, const uint8_t *const *scalars, const int64_t *sizes,
+                   const int32_t *const *reg_dtypes, const int64_t *const *periods, const int64_t *sizes,
                    const int32_t *const *ints, void *const *slots, int n_slots, int32_t *failed) {
     if (n_steps < 0 || n_slots < 0) return TPF_EBADARG;
     for (int k = 0; k < n_steps; k++) {
@@ -49,7 +49,7 @@ int tpf_exec_fused(int n_steps, const int32_t *const *programs, const double *co
         }
         if (st == TPF_OK)
             st = tpf_fused_eval_reduce(programs[k], params[k], n_instr, n_regs, reg_dtypes[k], (const void *const *)p,
-                                       scalars[k], n_in, p + n_in, out_reg, n_out, red_op, red_reg, p + n_in + n_out,
+                                       periods[k], n_in, p + n_in, out_reg, n_out, red_op, red_reg, p + n_in + n_out,
                                        n_red, sizes[k]);
         if (p != stack) free(p);
         if (st != TPF_OK) { *failed = k; return st; }

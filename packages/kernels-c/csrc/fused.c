@@ -1,7 +1,8 @@
 /* Fused element-wise programs: one pass over memory for a chain of element-wise ops.
  *
  * A program is a register bytecode (numexpr's idea): registers 0..n_inputs-1 hold the
- * inputs (a dense array of n elements, or one element repeated: input_is_scalar), the
+ * inputs (a dense array of n elements, or input_period[r] elements repeated: 1 for a scalar, the
+ * last dimensions' size for a bias broadcast over the leading ones), the
  * others temporaries; each instruction is 7 int32s
  *
  *     kind, op, dt, dst, a, b, c        (and params[i], the op's scalar parameter)
@@ -277,13 +278,15 @@ static char *scratch(size_t need) {
 /* ---- the entry points ----------------------------------------------------------------------- */
 
 int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_instr, int n_regs,
-                          const int32_t *reg_dtype, const void *const *inputs, const uint8_t *input_is_scalar,
+                          const int32_t *reg_dtype, const void *const *inputs, const int64_t *input_period,
                           int n_inputs, void *const *outputs, const int32_t *out_regs, int n_outputs,
                           const int32_t *red_ops, const int32_t *red_regs, void *const *red_out, int n_red,
                           int64_t n) {
     int st = check_program(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs);
     if (st) return st;
     if (n < 0 || n_red < 0) return TPF_EBADSIZE;
+    for (int r = 0; r < n_inputs; r++)
+        if (input_period[r] < 0 || (input_period[r] > 1 && n % input_period[r])) return TPF_EBADSIZE;
     for (int q = 0; q < n_red; q++) {
         if (red_ops[q] < TPF_RED_SUM || red_ops[q] > TPF_RED_MIN) return TPF_EBADOP;
         if (red_regs[q] < 0 || red_regs[q] >= n_regs) return TPF_EBADARG;
@@ -344,7 +347,7 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
             for (int q = 0; q < n_red; q++)
                 ra_table[red_ops[q]][reg_dtype[red_regs[q]] == TPF_F64].init(lanes + (size_t)q * LANES * 8, acc + q);
             for (int r = 0; r < n_regs; r++) {
-                if (r < n_inputs && input_is_scalar[r]) {
+                if (r < n_inputs && input_period[r] == 1) {
                     char *b = buf + (size_t)r * stride;
                     ptr[r] = b;
                     if (es[r] == 4) { float v; memcpy(&v, inputs[r], 4); for (int64_t i = 0; i < tl; i++) ((float *)b)[i] = v; }
@@ -358,7 +361,20 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
                 int64_t m = a + TILE <= hi ? TILE : hi - a;
                 for (int r = 0; r < n_regs; r++) {
                     if (r < n_inputs) {
-                        if (!input_is_scalar[r]) ptr[r] = (void *)((const char *)inputs[r] + a * es[r]);
+                        int64_t per = input_period[r];
+                        if (!per) {
+                            ptr[r] = (void *)((const char *)inputs[r] + a * es[r]);
+                        } else if (per > 1) {   /* a row repeated: this tile's elements of it */
+                            char *b = buf + (size_t)r * stride;
+                            ptr[r] = b;
+                            int64_t off = a % per;
+                            for (int64_t i = 0; i < m;) {
+                                int64_t take = per - off < m - i ? per - off : m - i;
+                                memcpy(b + i * es[r], (const char *)inputs[r] + off * es[r], (size_t)take * es[r]);
+                                i += take;
+                                off = 0;
+                            }
+                        }
                     } else if (outof[r] >= 0) {
                         ptr[r] = (char *)outputs[outof[r]] + a * es[r];
                     }
@@ -405,6 +421,9 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
 int tpf_fused_eval(const int32_t *program, const double *params, int n_instr, int n_regs, const int32_t *reg_dtype,
                    const void *const *inputs, const uint8_t *input_is_scalar, int n_inputs,
                    void *const *outputs, const int32_t *out_regs, int n_outputs, int64_t n) {
-    return tpf_fused_eval_reduce(program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+    if (n_inputs < 0 || n_inputs > 4096) return TPF_EBADARG;
+    int64_t period[4096];
+    for (int r = 0; r < n_inputs; r++) period[r] = input_is_scalar[r] ? 1 : 0;
+    return tpf_fused_eval_reduce(program, params, n_instr, n_regs, reg_dtype, inputs, period, n_inputs,
                                  outputs, out_regs, n_outputs, NULL, NULL, NULL, 0, n);
 }

@@ -490,7 +490,7 @@ class _Segment:
                 size *= d
             arrs = (ffi.new("int32_t[]", h), ffi.new("int32_t[]", [v for ins in a["program"] for v in ins] or [0]),
                     ffi.new("double[]", list(a["params"]) or [0.0]), ffi.new("int32_t[]", list(a["reg_dtypes"])),
-                    ffi.new("uint8_t[]", [1 if x else 0 for x in a["scalar"]] or [0]))
+                    ffi.new("int64_t[]", list(a["period"]) or [0]))
             self.keep.append(arrs)
             ints.append(arrs[0])
             programs.append(arrs[1])
@@ -499,7 +499,7 @@ class _Segment:
             scalars.append(arrs[4])
             sizes.append(size)
         self.args = (len(steps), ffi.new("int32_t *[]", programs), ffi.new("double *[]", params),
-                     ffi.new("int32_t *[]", regdts), ffi.new("uint8_t *[]", scalars), ffi.new("int64_t[]", sizes),
+                     ffi.new("int32_t *[]", regdts), ffi.new("int64_t *[]", scalars), ffi.new("int64_t[]", sizes),
                      ffi.new("int32_t *[]", ints))
         self.frees = tuple(i for st in steps for i in st[8])
         self.lock = threading.Lock()
@@ -1252,8 +1252,9 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
     flow; ``reduce_retracing`` relaxes shapes to unknown dimensions instead of retracing per shape;
     ``jit_compile=True`` fuses aggressively (TensorFlow's "compile, or fail"): every element-wise op of the graph
     becomes part of a fused kernel (even a lone one), and the trace raises ``InvalidArgumentError`` naming an
-    element-wise op that cannot be (a broadcast of a non-scalar, an integer or half dtype); other ops run as
-    always.  Unset or False, the fusion pass (``elementwise_fusion``) fuses the chains of two or more.
+    element-wise op that cannot be (a broadcast other than of a scalar or of the last dimensions, an integer
+    or half dtype); other ops run as always.  Unset or False, the fusion pass (``elementwise_fusion``) fuses the
+    chains of two or more.
 
     >>> import tapeflow as tf
     >>> @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])

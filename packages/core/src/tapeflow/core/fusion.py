@@ -3,13 +3,14 @@
 The last graph pass (``graph_opt.optimize``; switch: ``tf.config.optimizer.set_experimental_options(
 {"elementwise_fusion": False})``).  It groups maximal sets of element-wise nodes (the unary and binary
 ops of ``elementwise.def``, ``cast`` between float32 and float64, comparisons, ``select``) on
-float32/float64 (and the booleans between them) of one device whose tensors all have the group's shape
-or are scalars, where every intermediate is used only inside the group or is also one of the group's
-outputs.  A reduction (``reduce_sum``/``mean``/``max``/``min``/``prod``) of a group's tensor over all
-its axes joins the group: the kernel accumulates it tile by tile (tpf_reduce's order, so the same bits) and
-never writes the reduced tensor unless something else uses it.  Each group of two or more nodes (reductions
-counted) becomes one ``fused_elementwise`` node: a register program
-(instructions ``(kind, op, dtype, dst, a, b, c)`` over registers holding the inputs and the
+float32/float64 (and the booleans between them) of one device whose tensors all have the group's shape,
+are scalars, or repeat along its leading dimensions (a bias of the last dimensions: a matmul's or a conv's
+epilogue, bias + activation, is one pass over the product), where every intermediate is used only inside
+the group or is also one of the group's outputs.  A reduction (``reduce_sum``/``mean``/``max``/``min``/
+``prod``) of a group's tensor over all its axes joins the group: the kernel accumulates it tile by tile
+(tpf_reduce's order, so the same bits) and never writes the reduced tensor unless something else uses
+it.  Each group of two or more nodes (reductions counted) becomes one ``fused_elementwise`` node: a
+register program (instructions ``(kind, op, dtype, dst, a, b, c)`` over registers holding the inputs and the
 temporaries) that the CPU evaluates tile by tile (``csrc/fused.c``: one read of the inputs, one write
 of the outputs) and the GPU backends compile into one kernel each (``tapeflow.kernels.gpu_fused``).
 On the CPU the results are the unfused graph's, bit for bit: the same loops, in the same order.
@@ -109,15 +110,38 @@ def _is_scalar(t) -> bool:
     return t._size == 1 and None not in tuple(t._shape)
 
 
+def _period(t, shape) -> int | None:
+    """How ``t`` broadcasts to ``shape`` in a fused kernel: 0 when it has that shape, p when it repeats every p
+    elements (1: a scalar; a bias: its size, when its shape, leading 1s aside, is ``shape``'s last dimensions),
+    None when it broadcasts another way."""
+    s = tuple(t._shape)
+    if s == shape:
+        return 0
+    if None in s or len(s) > len(shape):
+        return None
+    core = s
+    while core and core[0] == 1:
+        core = core[1:]
+    if not core:
+        return 1
+    if tuple(shape[len(shape) - len(core):]) != core:
+        return None
+    p = 1
+    for d in core:
+        p *= d
+    return p
+
+
 def _fits(node, shape) -> str | None:
-    """Whether every tensor of ``node`` has ``shape`` (or is a scalar input of no higher rank)."""
+    """Whether every tensor of ``node`` has ``shape`` or repeats along its leading dimensions (a scalar, a bias)."""
     if tuple(node.outputs._shape) != shape:
         return f"its output shape {tuple(node.outputs._shape)} is not the group's {shape}"
     for t in node.inputs:
         s = tuple(t._shape)
-        if s == shape or (_is_scalar(t) and len(s) <= len(shape)):
+        if _period(t, shape) is not None:
             continue
-        return f"it broadcasts {s} to {shape} (only scalars broadcast in a fused kernel)"
+        return (f"it broadcasts {s} to {shape} (only scalars and tensors of the last dimensions broadcast in a fused "
+                f"kernel)")
     return None
 
 
@@ -358,7 +382,7 @@ def _fused_node(group, consumers, external_ids, idx, reductions=()):
     red = tuple((reg[id(rn.inputs[0])], _RED[rn.prim.name], tuple(rn.outputs._shape)) for rn in reductions)
     attrs = {
         "program": tuple(program), "params": tuple(params), "reg_dtypes": tuple(d.code for d in reg_dtypes),
-        "scalar": tuple(tuple(t._shape) != shape for t in inputs),
+        "period": tuple(_period(t, shape) for t in inputs),
         "out_regs": tuple(reg[id(o)] for o in outs), "shape": shape,
         "text": _text(group, inputs, outs, reg, consumers, idx, reductions),
         "nodes": tuple(group) + tuple(reductions),
@@ -403,7 +427,7 @@ def _text(group, inputs, outs, reg, consumers, idx, reductions=()):
 
 # ---- the primitive ---------------------------------------------------------------------------------------
 
-def _infer(*inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes, red=()):
+def _infer(*inputs, program, params, reg_dtypes, period, out_regs, shape, text, nodes, red=()):
     specs = [(shape, _dt.from_code(reg_dtypes[r])) for r in out_regs]
     specs += [(rshape, _dt.from_code(reg_dtypes[r])) for r, _, rshape in red]
     return specs if len(specs) > 1 else specs[0]
@@ -427,18 +451,17 @@ def _run_unfused(dev, inputs, nodes):
 
 @primitive("fused_elementwise", "FusedElementwise", infer=_infer,
            internal="made by graph_opt's element-wise fusion pass from ops of a traced graph")
-def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, text, nodes, red=()):
+def _fused(dev, *inputs, program, params, reg_dtypes, period, out_regs, shape, text, nodes, red=()):
     be = dev.backend
     prep = _PREPARED.get((id(program), id(be)))
     if prep is None or prep[0] is not program:
-        prep = _prepare(be, program, params, reg_dtypes, scalar, out_regs, red)
+        prep = _prepare(be, program, params, reg_dtypes, period, out_regs, red)
     _, args, out_dts, red_dts, first = prep
     run_shape = shape if first is None else inputs[first]._shape
     if run_shape != shape or None in shape:
         run_shape = tuple(run_shape)
         if None in run_shape or any(
-                (tuple(t._shape) != run_shape) if not s else (t._size != 1 or len(t._shape) > len(run_shape))
-                for t, s in zip(inputs, scalar)):
+                _period(t, run_shape) != (0 if not p else 1 if t._size == 1 else p) for t, p in zip(inputs, period)):
             env = _run_unfused(dev, inputs, nodes)  # unknown dimensions that broadcast when the graph runs
             n_in = len(reg_dtypes) - len(program)  # registers below are the inputs, then one per node
             outs = tuple(env[id(nodes[r - n_in].outputs)] for r in out_regs)
@@ -454,18 +477,14 @@ def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, t
         hs.append(h)
         res.append(make(h, host, run_shape, dt, dev, size))
     ins = [t._h for t in inputs]
-    if red:
-        rhs = []
-        for (_, _, rshape), dt in zip(red, red_dts):
-            h, host = alloc(rshape, dt.np)
-            rhs.append(h)
-            res.append(make(h, host, rshape, dt, dev, 1))
-        p, pa, nin, nr, rd, sc, orr, nout, ro, rr, nred = args
-        check(be.fused_eval_reduce(p, pa, nin, nr, rd, ins, sc, len(ins), hs, orr, nout, ro, rr, rhs, nred, size),
-              "fused_eval_reduce")
-    else:
-        p, pa, nin, nr, rd, sc, orr, nout = args[:8]
-        check(be.fused_eval(p, pa, nin, nr, rd, ins, sc, len(ins), hs, orr, nout, size), "fused_eval")
+    rhs = []
+    for (_, _, rshape), dt in zip(red, red_dts):
+        h, host = alloc(rshape, dt.np)
+        rhs.append(h)
+        res.append(make(h, host, rshape, dt, dev, 1))
+    p, pa, nin, nr, rd, per, orr, nout, ro, rr, nred = args
+    check(be.fused_eval_reduce(p, pa, nin, nr, rd, ins, per, len(ins), hs, orr, nout, ro, rr, rhs, nred, size),
+          "fused_eval_reduce")
     return tuple(res) if len(res) > 1 else res[0]
 
 
@@ -474,16 +493,16 @@ def _fused(dev, *inputs, program, params, reg_dtypes, scalar, out_regs, shape, t
 _PREPARED: dict = {}
 
 
-def _prepare(be, program, params, reg_dtypes, scalar, out_regs, red):
+def _prepare(be, program, params, reg_dtypes, period, out_regs, red):
     flat = [v for ins in program for v in ins]
-    args = [flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes), [1 if s else 0 for s in scalar],
+    args = [flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes), list(period),
             list(out_regs), len(out_regs), [c for _, c, _ in red], [r for r, _, _ in red], len(red)]
     if getattr(be, "name", None) == "cpu":
         ffi = be.ffi
-        for i, ctype in ((0, "int32_t[]"), (1, "double[]"), (4, "int32_t[]"), (5, "uint8_t[]"), (6, "int32_t[]"),
+        for i, ctype in ((0, "int32_t[]"), (1, "double[]"), (4, "int32_t[]"), (5, "int64_t[]"), (6, "int32_t[]"),
                          (8, "int32_t[]"), (9, "int32_t[]")):
             args[i] = ffi.new(ctype, args[i] or [0])
-    first = next((k for k, s in enumerate(scalar) if not s), None)
+    first = next((k for k, p in enumerate(period) if not p), None)
     prep = (program, tuple(args), [_dt.from_code(reg_dtypes[r]) for r in out_regs],
             [_dt.from_code(reg_dtypes[r]) for r, _, _ in red], first)
     if len(_PREPARED) > 4096:
@@ -532,6 +551,6 @@ def kernel_info(node, graph=None) -> dict:
         a = node.attrs
         regs = list(a["out_regs"]) + [r for r, _, _ in a.get("red", ())]  # (a reduced register: to scratch)
         info["source"] = source([v for i in a["program"] for v in i], list(a["params"]), len(a["program"]),
-                                len(a["reg_dtypes"]), list(a["reg_dtypes"]), [1 if s else 0 for s in a["scalar"]],
+                                len(a["reg_dtypes"]), list(a["reg_dtypes"]), list(a["period"]),
                                 len(ins), regs, len(regs))
     return info

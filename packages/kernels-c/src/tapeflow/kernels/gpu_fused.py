@@ -117,7 +117,8 @@ def fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_sc
     lines = []
     for r in range(n_inputs):
         t = _CTYPE[reg_dtype[r]]
-        idx = "0" if input_is_scalar[r] else "i"
+        per = int(input_is_scalar[r])  # 0 dense, 1 a scalar, p > 1 p elements repeated (csrc/fused.c's periods)
+        idx = "i" if per == 0 else "0" if per == 1 else f"i % {per}"
         lines.append(f"    const {t} r{r} = in{r}[{idx}];")
     for i in range(n_instr):
         kind, op, dt, d, a, b, c = program[i * NFIELDS:(i + 1) * NFIELDS]
@@ -183,7 +184,7 @@ class FusedEntries:
         self._launch(k, ((n + LOCAL - 1) // LOCAL * LOCAL,), (LOCAL,), "l" + "B" * (n_inputs + n_outputs), args)
         return OK
 
-    def fused_eval_reduce(self, program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+    def fused_eval_reduce(self, program, params, n_instr, n_regs, reg_dtype, inputs, input_period, n_inputs,
                           outputs, out_regs, n_outputs, red_ops, red_regs, red_out, n_red, n):
         """``fused_eval`` whose registers ``red_regs`` are also reduced over all ``n`` elements (``red_ops``:
         reduce.h's codes; sum, prod, mean, max, min) into ``red_out``: the generated kernel writes each
@@ -197,8 +198,11 @@ class FusedEntries:
             return EBADARG
         if any(reg_dtype[r] not in (F32, F64) for r in red_regs):
             return EBADDTYPE
+        input_period = list(input_period)[:n_inputs]
+        if any(p < 0 or (p > 1 and n % p) for p in input_period):
+            return EBADSIZE
         scratch = [self.alloc((n,), "float64" if reg_dtype[r] == F64 else "float32")[0] for r in red_regs]
-        st = self.fused_eval(program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
+        st = self.fused_eval(program, params, n_instr, n_regs, reg_dtype, inputs, input_period, n_inputs,
                              list(outputs)[:n_outputs] + scratch, list(out_regs)[:n_outputs] + red_regs,
                              n_outputs + n_red, n)
         for op, r, buf, out in zip(red_ops, red_regs, scratch, list(red_out)[:n_red]):
@@ -206,7 +210,7 @@ class FusedEntries:
                 st = self.reduce(op, reg_dtype[r], buf, out, 1, n, 1)
         return st
 
-    def exec_fused(self, n_steps, programs, params, reg_dtypes, scalars, sizes, ints, slots, n_slots, failed):
+    def exec_fused(self, n_steps, programs, params, reg_dtypes, periods, sizes, ints, slots, n_slots, failed):
         """``csrc/executor.c``'s loop: ``n_steps`` fused programs over a table of buffer ``slots``, one after the
         other (``ints[k]``: counts, then the slots of step k's inputs, outputs and reductions); the first
         failing step's status is returned and its index stored in ``failed[0]``."""
@@ -225,7 +229,7 @@ class FusedEntries:
                 failed[0] = k
                 return EBADARG
             st = self.fused_eval_reduce(programs[k], params[k], n_instr, n_regs, reg_dtypes[k],
-                                        [slots[i] for i in ins], scalars[k], n_in, [slots[i] for i in outs], out_regs,
+                                        [slots[i] for i in ins], periods[k], n_in, [slots[i] for i in outs], out_regs,
                                         n_out, red_ops, red_regs, [slots[i] for i in red_slots], n_red, sizes[k])
             if st != OK:
                 failed[0] = k
