@@ -128,3 +128,55 @@ def test_reduce_over_few_columns_propagates_nan(cpu):
         out, host = cpu.alloc((2, 4), np.float32)
         assert cpu.reduce(K.REDUCE_CODES[op], K.DTYPE_CODES["float32"], cpu.host_ptr(x), out, 2, 500, 4) == 0
         assert np.isnan(host[1, 2]) and np.count_nonzero(np.isnan(host)) == 1
+
+
+def test_large_buffers_are_reused_from_the_cache(cpu):
+    import gc
+
+    gc.collect()
+    h, host = cpu.alloc((300, 1000), np.float32)          # 1.2 MB: the caching allocator's
+    assert host.shape == (300, 1000) and host.dtype == np.float32 and host.flags.writeable
+    host[...] = 7
+    addr = host.ctypes.data
+    assert addr % 64 == 0
+    before = cpu.memory_stats()
+    del h, host
+    gc.collect()
+    freed = cpu.memory_stats()
+    assert freed["in_use"] < before["in_use"] and freed["cached"] > before["cached"]
+    h, host = cpu.alloc((1000, 300), np.float32)          # the same size class: the same buffer
+    assert host.ctypes.data == addr
+    assert cpu.memory_stats()["from_cache"] == freed["from_cache"] + 1
+    view = host[10:]                                     # a view keeps the buffer alive
+    del h, host
+    gc.collect()
+    assert cpu.memory_stats()["in_use"] == before["in_use"]
+    view[...] = 1
+    del view
+
+
+def test_cached_memory_stays_flat_and_is_capped(cpu):
+    import gc
+
+    gc.collect()
+    for _ in range(3):   # a step's sizes, warm
+        bufs = [cpu.alloc((n,), np.float32) for n in (40000, 100000, 300000, 300000, 77777)]
+        del bufs
+    gc.collect()
+    warm = cpu.memory_stats()
+    for _ in range(200):
+        bufs = [cpu.alloc((n,), np.float32) for n in (40000, 100000, 300000, 300000, 77777)]
+        del bufs
+    gc.collect()
+    after = cpu.memory_stats()
+    assert after["in_use"] == warm["in_use"] and after["cached"] == warm["cached"]
+    assert after["from_system"] == warm["from_system"]          # every one came from the cache
+    old = cpu.set_cache_limit(0)
+    try:
+        assert cpu.memory_stats()["cached"] == 0
+        with pytest.raises(ValueError, match="negative"):
+            cpu.set_cache_limit(-1)
+        with pytest.raises(TypeError, match="int"):
+            cpu.set_cache_limit(1.5)
+    finally:
+        cpu.set_cache_limit(old)

@@ -28,6 +28,8 @@ def _preload_openblas():
 
 class CPUBackend(Backend):
     name = "cpu"
+    #: buffers of at least this many bytes come from the caching allocator
+    CACHED_MIN = 128 * 1024
 
     def __init__(self):
         # Idle OpenMP threads sleep instead of spinning: on a machine with few, busy cores,
@@ -42,8 +44,26 @@ class CPUBackend(Backend):
         from_buffer = ffi.from_buffer
         empty = np.empty
 
+        # Buffers of CACHED_MIN bytes and more come from the caching allocator (csrc/alloc.c):
+        # freed ones are reused by size class instead of page-faulting fresh memory in every
+        # training step.  Smaller ones come from NumPy (malloc reuses those already; a cached
+        # buffer costs ~1 us of Python here, more than a small op's whole kernel).
+        cached_min = self.CACHED_MIN
+        mem_alloc, mem_free, buffer, gc = lib.tpfmem_alloc, lib.tpfmem_free, ffi.buffer, ffi.gc
+        frombuffer, dtype_of = np.frombuffer, np.dtype
+
         def alloc(shape, np_dtype):
-            host = empty(shape, np_dtype)
+            dt = dtype_of(np_dtype)
+            n = dt.itemsize
+            for d in shape:
+                n *= d
+            if n < cached_min:
+                host = empty(shape, dt)
+                return from_buffer(host), host
+            p = mem_alloc(n)
+            if p == ffi.NULL:
+                raise MemoryError(f"cannot allocate {n} bytes for a tensor of shape {tuple(shape)}")
+            host = frombuffer(buffer(gc(p, mem_free, n), n), dt).reshape(shape)
             return from_buffer(host), host
 
         def from_numpy(array):
@@ -65,6 +85,35 @@ class CPUBackend(Backend):
 
     def to_numpy(self, handle, host, shape, np_dtype):
         return host
+
+    def memory_stats(self, reset_peak: bool = False) -> dict:
+        """The caching allocator's counters (buffers of ``CACHED_MIN`` bytes and more):
+        bytes in use, their peak, bytes kept cached for reuse, allocations served from the
+        cache and from the system.  ``reset_peak`` restarts the peak from the bytes in use.
+
+        >>> import tapeflow.kernels as K
+        >>> sorted(K.get_backend("cpu").memory_stats())
+        ['cached', 'from_cache', 'from_system', 'in_use', 'peak']
+        """
+        st = self.ffi.new("int64_t[5]")
+        self.lib.tpfmem_stats(st, 1 if reset_peak else 0)
+        return dict(zip(("in_use", "peak", "cached", "from_cache", "from_system"), st))
+
+    def set_cache_limit(self, nbytes: int) -> int:
+        """Keep at most ``nbytes`` of freed buffers for reuse (0: none; the rest is returned
+        to the system now); returns the previous limit.
+
+        >>> import tapeflow.kernels as K
+        >>> cpu = K.get_backend("cpu")
+        >>> old = cpu.set_cache_limit(0); cpu.memory_stats()["cached"]
+        0
+        >>> _ = cpu.set_cache_limit(old)
+        """
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool):
+            raise TypeError(f"set_cache_limit takes an int number of bytes, got {type(nbytes).__name__}")
+        if nbytes < 0:
+            raise ValueError(f"set_cache_limit: nbytes = {nbytes} is negative; allowed: 0 or more")
+        return self.lib.tpfmem_set_cache_limit(nbytes)
 
     def threads(self) -> int:
         return self.lib.tpf_get_num_threads()
