@@ -180,3 +180,23 @@ def test_cached_memory_stays_flat_and_is_capped(cpu):
             cpu.set_cache_limit(1.5)
     finally:
         cpu.set_cache_limit(old)
+
+
+def _omp_env(env):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} | env
+    code = ("import os, tapeflow.kernels as K; K.get_backend('cpu'); "
+            "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))")
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+def test_openmp_threads_spin_briefly_before_sleeping():
+    # a parallel region pays no futex wake-up when the previous one ended moments ago
+    assert _omp_env({}) == ["None", "30000"]
+    # the user's choice wins (GOMP_SPINCOUNT would override their OMP_WAIT_POLICY)
+    assert _omp_env({"OMP_WAIT_POLICY": "PASSIVE"}) == ["PASSIVE", "None"]
+    assert _omp_env({"GOMP_SPINCOUNT": "5"}) == ["None", "5"]
