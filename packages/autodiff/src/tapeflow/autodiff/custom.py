@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Any, Callable
 
 from tapeflow.core import dispatch as _dispatch
 from tapeflow.core.runner import current_graph, primitive, run_tensors
@@ -112,7 +113,7 @@ def _alias(t: Tensor) -> Tensor:
     return make(t._h, t._arr, t._shape, t._dtype, t._dev, t._size)
 
 
-def custom_gradient(f=None):
+def custom_gradient(f: Any = None) -> Callable[..., Any]:  # (declared: the wrapper returns y, not (y, grad_fn))
     """Decorate ``f(*args) -> (y, grad_fn)`` so that tapes use ``grad_fn`` for its gradient.
 
     ``grad_fn(*dy)`` gets the upstream gradient of each output and returns one

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from typing import Any
 
 from . import devices as _device
 from . import errors
@@ -275,7 +276,7 @@ def fail(prim: Primitive, e: KernelStatus, ins, attrs):
     kernel_failed(e.status, e.kernel, prim.tf_name, detail or "")
 
 
-def run(prim: Primitive, inputs, attrs=None):
+def run(prim: Primitive, inputs, attrs=None) -> Any:  # a Tensor, or a tuple of them for several outputs
     """Run primitive ``prim`` on ``inputs`` (tensors or convertible values) with ``attrs``.
 
     >>> import tapeflow as tf
@@ -298,7 +299,7 @@ def run(prim: Primitive, inputs, attrs=None):
     return run_tensors(prim, ins, attrs)
 
 
-def run_tensors(prim: Primitive, ins: tuple, attrs=None):
+def run_tensors(prim: Primitive, ins: tuple, attrs=None) -> Any:  # as run()
     """``run`` for inputs a wrapper has already converted to Tensors and checked against the dtype rule:
     placement, the kernel (or, tracing, the node), the typed error and the report to the recorder.
 

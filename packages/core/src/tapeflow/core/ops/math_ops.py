@@ -533,7 +533,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 # ---- cast -------------------------------------------------------------------
 
 @register("cast", "Cast")
-def cast(x, dtype, name=None):
+def cast(x, dtype, name=None) -> Tensor:
     """``x`` converted to ``dtype``.  Float to integer truncates toward zero (saturating; NaN -> 0).
 
     >>> import tapeflow as tf
