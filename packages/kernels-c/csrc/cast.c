@@ -97,7 +97,36 @@ static void cast_range(int src, const void *x, int dst, void *o, int64_t lo, int
 #define FAST(SRC_T, DST_T) { const SRC_T *X = x; DST_T *O = o; for (int64_t i = lo; i < hi; i++) O[i] = (DST_T)X[i]; }
 #define FASTF(SRC_T, DST_T, CONV) { const SRC_T *X = x; DST_T *O = o; for (int64_t i = lo; i < hi; i++) O[i] = CONV(X[i]); }
 
+/* casts to or from complex64/complex128: real -> complex gets a zero imaginary part, complex -> real
+ * keeps the real part (as TensorFlow), complex -> bool is `x != 0` */
+static int is_cplx(int dt) { return dt == TPF_C64 || dt == TPF_C128; }
+
+static int cast_complex(int src, const void *x, int dst, void *o, int64_t n) {
+    if (src < 0 || src > TPF_C128 || dst < 0 || dst > TPF_C128) return TPF_EBADDTYPE;
+    if (n < 0) return TPF_EBADSIZE;
+    if (src == dst) { memcpy(o, x, (size_t)n * tpf_dtype_size(src)); return TPF_OK; }
+    int nt = TPF_NTHREADS(n);
+    int64_t chunk = (n + nt - 1) / nt;
+    TPF_PFOR(t, nt,
+        int64_t lo = t * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        for (int64_t i = lo; i < hi; i++) {
+            double re, im = 0;
+            if (src == TPF_C64) { re = ((const float *)x)[2 * i]; im = ((const float *)x)[2 * i + 1]; }
+            else if (src == TPF_C128) { re = ((const double *)x)[2 * i]; im = ((const double *)x)[2 * i + 1]; }
+            else if (is_float(src)) re = getf(src, x, i);
+            else re = (double)geti(src, x, i);
+            if (dst == TPF_C64) { ((float *)o)[2 * i] = (float)re; ((float *)o)[2 * i + 1] = (float)im; }
+            else if (dst == TPF_C128) { ((double *)o)[2 * i] = re; ((double *)o)[2 * i + 1] = im; }
+            else if (dst == TPF_BOOL) ((uint8_t *)o)[i] = re != 0 || im != 0;
+            else if (src == TPF_C64) { float f = (float)re; cast_range(TPF_F32, &f, dst, (char *)o + i * tpf_dtype_size(dst), 0, 1); }
+            else cast_range(TPF_F64, &re, dst, (char *)o + i * tpf_dtype_size(dst), 0, 1);
+        }
+    );
+    return TPF_OK;
+}
+
 int tpf_cast(int src, const void *x, int dst, void *o, int64_t n) {
+    if (is_cplx(src) || is_cplx(dst)) return cast_complex(src, x, dst, o, n);
     if (src < 0 || src >= TPF_NDTYPES || dst < 0 || dst >= TPF_NDTYPES) return TPF_EBADDTYPE;
     if (n < 0) return TPF_EBADSIZE;
     if (src == dst) { memcpy(o, x, (size_t)n * tpf_dtype_size(src)); return TPF_OK; }

@@ -8,7 +8,7 @@ int tpf_strided_copy(int64_t elsize, int ndim, const int64_t *shape,
                      const void *src, int64_t src_off, const int64_t *src_str,
                      void *dst, int64_t dst_off, const int64_t *dst_str) {
     if (ndim < 0 || ndim > TPF_MAXDIMS) return TPF_EBADSIZE;
-    if (!(elsize == 1 || elsize == 2 || elsize == 4 || elsize == 8)) return TPF_EBADARG;
+    if (!(elsize == 1 || elsize == 2 || elsize == 4 || elsize == 8 || elsize == 16)) return TPF_EBADARG;
     int64_t total = 1;
     for (int d = 0; d < ndim; d++) { if (shape[d] < 0) return TPF_EBADSIZE; total *= shape[d]; }
     if (total == 0) return TPF_OK;
@@ -29,6 +29,7 @@ int tpf_strided_copy(int64_t elsize, int ndim, const int64_t *shape,
         case 1: for (int64_t i = 0; i < n; i++) ((uint8_t *)o)[i * ds] = ((const uint8_t *)s)[i * ss]; break;
         case 2: for (int64_t i = 0; i < n; i++) ((uint16_t *)o)[i * ds] = ((const uint16_t *)s)[i * ss]; break;
         case 4: for (int64_t i = 0; i < n; i++) ((uint32_t *)o)[i * ds] = ((const uint32_t *)s)[i * ss]; break;
+        case 16: for (int64_t i = 0; i < n; i++) memcpy(o + i * ds * 16, s + i * ss * 16, 16); break;   /* complex128 */
         default: for (int64_t i = 0; i < n; i++) ((uint64_t *)o)[i * ds] = ((const uint64_t *)s)[i * ss]; break;
         }
     );
@@ -43,6 +44,7 @@ int tpf_fill(int64_t elsize, const void *value, void *dst, int64_t n) {
     case 2: { uint16_t v; memcpy(&v, value, 2); for (int64_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = v; } break;
     case 4: { uint32_t v; memcpy(&v, value, 4); for (int64_t i = 0; i < n; i++) ((uint32_t *)dst)[i] = v; } break;
     case 8: { uint64_t v; memcpy(&v, value, 8); for (int64_t i = 0; i < n; i++) ((uint64_t *)dst)[i] = v; } break;
+    case 16: for (int64_t i = 0; i < n; i++) memcpy((char *)dst + i * 16, value, 16); break;   /* complex128 */
     default: return TPF_EBADARG;
     }
     return TPF_OK;

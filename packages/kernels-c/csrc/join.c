@@ -8,7 +8,7 @@
 #include "index_par.h"
 #include <stdlib.h>
 
-static int okelsize(int64_t e) { return e == 1 || e == 2 || e == 4 || e == 8; }
+static int okelsize(int64_t e) { return e == 1 || e == 2 || e == 4 || e == 8 || e == 16; }   /* 16: complex128 */
 
 /* dst [outer, sum(widths)] <- srcs[i] [outer, widths[i]] */
 int tpf_concat(int64_t elsize, int n, void **srcs, const int64_t *widths, int64_t outer, void *dst) {

@@ -29,6 +29,9 @@ enum {
     TPF_I8 = 4, TPF_U8 = 5, TPF_I16 = 6, TPF_I32 = 7, TPF_I64 = 8, TPF_BOOL = 9,
     TPF_NDTYPES = 10
 };
+/* complex64/complex128: past TPF_NDTYPES, so only the kernels that know them (complex.c, fft.c, cast.c,
+ * and the data movement that goes by tpf_dtype_size) take them */
+enum { TPF_C64 = 10, TPF_C128 = 11 };
 
 #define TPF_MAXDIMS 12
 
@@ -36,6 +39,10 @@ enum {
 #define TPF_PAR_MIN 32768
 
 extern int tpf_num_threads;   /* 0 = all cores */
+/* OpenMP's thread count when the library loaded (OMP_NUM_THREADS or the cores): read once,
+ * since another library sharing the OpenMP runtime (PyTorch loads the same libgomp) may
+ * change omp_get_max_threads() for the whole process (torch.set_num_threads). */
+extern int tpf_max_threads;
 extern int tpf_ftz;           /* flush denormals to zero in float kernels */
 
 /* Float kernels run with flush-to-zero / denormals-are-zero when configured.
@@ -51,7 +58,7 @@ void tpf_fp_restore(unsigned *saved);
 
 #ifdef _OPENMP
 #include <omp.h>
-#define TPF_NTHREADS(n) ((n) >= TPF_PAR_MIN ? (tpf_num_threads > 0 ? tpf_num_threads : omp_get_max_threads()) : 1)
+#define TPF_NTHREADS(n) ((n) >= TPF_PAR_MIN ? (tpf_num_threads > 0 ? tpf_num_threads : tpf_max_threads) : 1)
 #else
 #define TPF_NTHREADS(n) 1
 #endif
@@ -71,8 +78,8 @@ void tpf_fp_restore(unsigned *saved);
     } while (0)
 
 static inline size_t tpf_dtype_size(int dt) {
-    static const size_t sz[TPF_NDTYPES] = {2, 2, 4, 8, 1, 1, 2, 4, 8, 1};
-    return (dt >= 0 && dt < TPF_NDTYPES) ? sz[dt] : 0;
+    static const size_t sz[TPF_C128 + 1] = {2, 2, 4, 8, 1, 1, 2, 4, 8, 1, 8, 16};
+    return (dt >= 0 && dt <= TPF_C128) ? sz[dt] : 0;
 }
 
 /* half and bfloat16 conversions (tpf_half_to_float, tpf_float_to_half, tpf_bf16_to_float,

@@ -26,6 +26,8 @@ __version__ = "0.1.0"
 DTYPE_CODES = {
     "float16": 0, "bfloat16": 1, "float32": 2, "float64": 3, "int8": 4, "uint8": 5,
     "int16": 6, "int32": 7, "int64": 8, "bool": 9,
+    # complex: only the complex, fft and cast kernels take these (csrc/complex.c, fft.c, cast.c)
+    "complex64": 10, "complex128": 11,
 }
 
 # Element-wise op codes: the rows of include/elementwise.def, the one list the C enums, the CPU

@@ -52,6 +52,7 @@ from .gpu_contract import (
     SUF,
     U8,
 )
+from .gpu_entries_complex import ComplexEntries
 from .gpu_entries_host import HostEntries
 from .gpu_fused import FusedEntries
 from .gpu_entries_image import ImageEntries
@@ -218,6 +219,9 @@ class CoreEntries:
 
     # ------------------------------------------------------------ cast, copy
     def cast(self, src, x, dst, o, n):
+        if (src in (10, 11) or dst in (10, 11)) and 0 <= src < 12 and 0 <= dst < 12 and n >= 0:
+            es = (2, 2, 4, 8, 1, 1, 2, 4, 8, 1, 8, 16)   # complex64/complex128: on the host (gpu_entries_complex)
+            return self._host_call("cast", [(x, n * es[src])], [(o, n * es[dst])], [src, "in0", dst, "out0", n])
         if not (0 <= src < 10 and 0 <= dst < 10):
             return EBADDTYPE
         if n < 0:
@@ -240,6 +244,10 @@ class CoreEntries:
     def strided_copy(self, elsize, ndim, shape, src, src_off, src_str, dst, dst_off, dst_str):
         if ndim < 0 or ndim > MAXDIMS:
             return EBADSIZE
+        if elsize == 16 and ndim < MAXDIMS and isinstance(src, DeviceBuffer):   # complex128: pairs of 8 bytes
+            return self.strided_copy(8, ndim + 1, _ints(shape[:ndim]) + [2], src, 2 * src_off,
+                                     [2 * s for s in _ints(src_str[:ndim])] + [1], dst, 2 * dst_off,
+                                     [2 * s for s in _ints(dst_str[:ndim])] + [1])
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         shape = _ints(shape[:ndim])
@@ -264,6 +272,8 @@ class CoreEntries:
     def fill(self, elsize, value, dst, n):
         if n < 0:
             return EBADSIZE
+        if elsize == 16 and bytes(value)[:8] == bytes(value)[8:16]:   # complex128 with equal halves (zeros)
+            return self.fill(8, bytes(value)[:8], dst, 2 * n)
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         return self._fill_bits(dst, elsize, n, _value_bits(value, elsize))
@@ -462,6 +472,8 @@ class CoreEntries:
         return OK
 
     def concat(self, elsize, n, srcs, widths, outer, dst):
+        if elsize == 16:   # complex128: twice as many 8-byte columns
+            return self.concat(8, n, srcs, [2 * w for w in _ints(widths[:max(n, 0)])], outer, dst)
         srcs = list(srcs)[:n]
         return self._column_blocks(elsize, n, widths, outer, lambda i, w, total, off: self.launch(
             f"rows_copy_{elsize}", outer * w, srcs[i], w, 0, dst, total, off, w, outer))
@@ -502,5 +514,5 @@ class CoreEntries:
         return self.launch(f"linspace_{SUF[dt]}", n, out, n, float(start), float(stop), step)
 
 
-class GPUBackend(CoreEntries, NNEntries, HostEntries, ImageEntries, FusedEntries, GPURuntime):
+class GPUBackend(CoreEntries, NNEntries, HostEntries, ImageEntries, ComplexEntries, FusedEntries, GPURuntime):
     """The CPU backend's kernel table on a device: a driver subclasses this and adds its primitives."""
