@@ -24,13 +24,13 @@ def no_general_path(monkeypatch):
 
 
 def test_same_shape_binary_and_unary_skip_the_general_path(no_general_path):
-    a = tf.constant([1.0, 2.0])
+    with tf.device("cpu:0"):  # CPU tensors (the ops below run outside any device scope)
+        a, z, i = tf.constant([1.0, 2.0]), tf.zeros([2, 3]), tf.constant([3, 4])
     assert (a + a).numpy().tolist() == [2.0, 4.0]
     assert tf.maximum(a, a * 2.0).numpy().tolist() == [2.0, 4.0]
     assert tf.less(a, a + 1.0).numpy().tolist() == [True, True]
     assert tf.negative(a).numpy().tolist() == [-1.0, -2.0]
-    assert tf.exp(tf.zeros([2, 3])).numpy().tolist() == [[1.0] * 3] * 2
-    i = tf.constant([3, 4])
+    assert tf.exp(z).numpy().tolist() == [[1.0] * 3] * 2
     assert (i * i).numpy().tolist() == [9, 16] and tf.abs(-i).numpy().tolist() == [3, 4]
 
 

@@ -18,8 +18,9 @@ def _address(v):
 
 
 def _fresh(values, dtype="float32"):
-    """A variable that owns its buffer (one update made it a new one)."""
-    v = tf.Variable(np.asarray(values, dtype))
+    """A CPU variable that owns its buffer (one update made it a new one)."""
+    with tf.device("cpu:0"):
+        v = tf.Variable(np.asarray(values, dtype))
     v.assign_add(tf.zeros(v.shape, v.dtype))
     return v
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tapeflow.core import devices as _devices
 from tapeflow.core.dispatch import kernel_failed
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.runner import current_graph, primitive, run_tensors
@@ -62,7 +63,7 @@ _SGD, _ADAM, _RMSPROP, _ADAGRAD = range(4)
 
 def _fused_step(opt, kind, flags, g, var, slots, h0, h1=0.0, h2=0.0, h3=0.0, h4=0.0) -> bool:
     """Run ``var``'s step as one fused kernel (``csrc/optim.c``) writing the variable and its ``slots`` in place,
-    when it can: eager, a float32/float64 variable on the CPU, its gradient there too.  Returns False (nothing
+    when it can: eager, a float32/float64 variable on the CPU, its gradient and slots there too.  Returns False (nothing
     done) otherwise, and the caller runs the update op by op (graphs, other devices, half types); both give the
     same bits.  A variable whose buffer something else holds (a tensor read before, a NumPy view) gets a
     private copy first, so values read before the step keep theirs."""
@@ -71,6 +72,9 @@ def _fused_step(opt, kind, flags, g, var, slots, h0, h1=0.0, h2=0.0, h3=0.0, h4=
     if not opt._fused or x._dtype not in _FUSED_DTYPES or g._dev is not x._dev or be.name != "cpu" \
             or current_graph() is not None:
         return False
+    for s in slots:  # the slots too (made on the default device, which may not be the variable's)
+        if s is not None and s._value._dev is not x._dev:
+            return False
     del x
     null = be.ffi.NULL
     written = [s for s in (var, *slots) if s is not None]
@@ -164,7 +168,8 @@ class Optimizer:
             slots = {}
             for n in self._slot_names:
                 base = var.name.removesuffix(":0")
-                slots[n] = Variable(self._slot_init(n, var), trainable=False, name=f"{self.name}/{base}_{n}")
+                with _devices.device(var._value._dev):  # colocated with their variable, as TensorFlow's
+                    slots[n] = Variable(self._slot_init(n, var), trainable=False, name=f"{self.name}/{base}_{n}")
             self._slots[var] = slots
             self._order.append(var)
             if _base._PENDING_RESTORES:
