@@ -3,9 +3,12 @@
 Measured in this process beside TensorFlow's ``tf.function``, JAX's ``jit`` and PyTorch (each where
 installed), the frameworks taking turns, so the ratios are meaningful on a noisy machine.
 
-* linreg: the guide's 300-step linear regression (2000 points, lr 0.01), ms per run: the train
-  step eager, and under ``@tf.function`` (JAX: the step under ``jax.jit``; PyTorch: eager autograd).
-  The compiled run must end at the eager run's weights (checked before timing).
+* linreg: the guide's 300-step linear regression (2000 points, lr 0.01), ms per run and µs per step:
+  the train step eager, and under ``@tf.function`` traced once beforehand (as TensorFlow's and JAX's
+  are), with and without the C executor (``kernel_executor``); TensorFlow eager, ``tf.function`` and
+  ``tf.function(jit_compile=True)``; JAX: the step under ``jax.jit``; PyTorch: eager autograd.  The
+  compiled run must end at the eager run's weights (checked before timing).  The first call of a fresh
+  compiled step (trace, passes, plan) is reported apart.
 * call overhead: µs per call of a compiled function that does no work (``tf.function(lambda x: x)``)
   and of one with one tiny op (``x + 1`` on a scalar): what calling a graph costs over the Python
   call itself (the aim is under 10 µs).
@@ -50,29 +53,53 @@ xs_np = rng.standard_normal(2000).astype(np.float32)
 ys_np = (xs_np * 3 + 2 + rng.standard_normal(2000).astype(np.float32)).astype(np.float32)
 
 
-def tapeflow_linreg(compiled: bool):
+def tapeflow_linreg(compiled: bool, executor: bool = True):
     xs, ys = tf.constant(xs_np), tf.constant(ys_np)
+    W, B = tf.Variable(5.0), tf.Variable(10.0)
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(x * W + B - y))
+        dW, dB = tape.gradient(loss, [W, B])
+        W.assign_sub(dW * LR)
+        B.assign_sub(dB * LR)
+        return loss
+
+    if compiled:  # traced (and planned) once, outside the timed runs
+        tf.config.optimizer.set_experimental_options({"kernel_executor": executor})
+        step = tf.function(step)
+        step.get_concrete_function(xs, ys)
+        tf.config.optimizer.set_experimental_options({"kernel_executor": True})
 
     def run():
-        W, B = tf.Variable(5.0), tf.Variable(10.0)
-
-        def step(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(x * W + B - y))
-            dW, dB = tape.gradient(loss, [W, B])
-            W.assign_sub(dW * LR)
-            B.assign_sub(dB * LR)
-            return loss
-
-        if compiled:
-            step = tf.function(step)
+        W.assign(5.0)
+        B.assign(10.0)
         for _ in range(STEPS):
             loss = step(xs, ys)
         return float(loss), float(W.numpy()), float(B.numpy())
     return run
 
 
-def tf_linreg(compiled: bool):
+def tapeflow_first_call_ms() -> float:
+    """A fresh compiled step's first call: trace, graph passes, plan, one run."""
+    xs, ys = tf.constant(xs_np), tf.constant(ys_np)
+    W, B = tf.Variable(5.0), tf.Variable(10.0)
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(x * W + B - y))
+        dW, dB = tape.gradient(loss, [W, B])
+        W.assign_sub(dW * LR)
+        B.assign_sub(dB * LR)
+        return loss
+
+    t0 = time.process_time()
+    step(xs, ys)
+    return (time.process_time() - t0) * 1e3
+
+
+def tf_linreg(compiled: bool, jit: bool = False):
     T = tensorflow
     xs, ys = T.constant(xs_np), T.constant(ys_np)
     W, B = T.Variable(5.0), T.Variable(10.0)
@@ -86,7 +113,7 @@ def tf_linreg(compiled: bool):
         return loss
 
     if compiled:
-        step = T.function(step)
+        step = T.function(step, jit_compile=jit or None)
 
     def run():
         W.assign(5.0)
@@ -136,20 +163,26 @@ def torch_linreg():
 eager_run, compiled_run = tapeflow_linreg(False), tapeflow_linreg(True)
 want, got = eager_run(), compiled_run()
 assert np.allclose(got, want, rtol=1e-5, atol=1e-6), f"compiled linreg ends at {got}, eager at {want}"
-lin = {"tapeflow eager": eager_run, "tapeflow tf.function": compiled_run}
+lin = {"tapeflow eager": eager_run, "tapeflow tf.function": compiled_run,
+       "tapeflow tf.function, executor off": tapeflow_linreg(True, executor=False)}
 if tensorflow is not None:
     lin["tensorflow eager"] = tf_linreg(False)
     lin["tensorflow tf.function"] = tf_linreg(True)
+    lin["tensorflow tf.function(jit_compile=True)"] = tf_linreg(True, jit=True)
 if jax is not None:
     lin["jax jit"] = jax_linreg()
 if torch is not None:
     lin["pytorch eager"] = torch_linreg()
-lin_ms = {k: v * 1e3 for k, v in interleaved(lin, 1, repeat=5).items()}
+lin_ms = {k: v * 1e3 for k, v in interleaved(lin, 1, repeat=7).items()}
 ref = lin_ms["tapeflow tf.function"]
 print(table(f"Seeds' linear regression, {STEPS} steps on 2000 points (CPU ms per run; ratio = other / tapeflow "
-            "tf.function, >1 means the compiled tapeflow step is faster)", ["framework", "ms", "ratio"],
-            [[k, f"{v:.1f}", f"{v / ref:.2f}x"] for k, v in lin_ms.items()]))
+            "tf.function, >1 means the compiled tapeflow step is faster)", ["framework", "ms", "µs/step", "ratio"],
+            [[k, f"{v:.1f}", f"{v / STEPS * 1e3:.1f}", f"{v / ref:.2f}x"] for k, v in lin_ms.items()]))
+first = sorted(tapeflow_first_call_ms() for _ in range(3))[1]
+print(f"a fresh compiled step's first call (trace, passes, plan, run): {first:.1f} ms (median of 3)")
 results["linreg_300_steps_ms"] = lin_ms
+results["linreg_us_per_step"] = {k: v / STEPS * 1e3 for k, v in lin_ms.items()}
+results["linreg_first_compiled_call_ms"] = first
 
 # -- the cost of a call ---------------------------------------------------------------
 x_tf = tf.constant(1.5)

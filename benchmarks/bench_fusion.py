@@ -3,7 +3,8 @@
 Unfused, the chain is 8 kernels, each reading and writing 16 MB; fused (tf.function's
 ``elementwise_fusion`` pass) it is one kernel that reads x once and writes y once.  Milliseconds per
 call (best of 5), for NumPy eager, tapeflow eager, tapeflow compiled without and with fusion, and
-PyTorch eager / torch.compile / JAX jit where installed.  "x memory limit" is the time over the
+PyTorch eager / torch.compile, TensorFlow eager / ``tf.function(jit_compile=True)`` (XLA) and JAX jit
+where installed.  "x memory limit" is the time over the
 memory floor of the fused kernel: one read and one write of 16 MB at the bandwidth of a plain copy
 (NumPy's ``copyto`` of the same array, measured here).  The compiled results are checked equal
 (bit for bit on the CPU) before timing.
@@ -63,6 +64,18 @@ if torch is not None:
         fns["torch.compile"] = lambda: tc(xt)
     except Exception as e:  # noqa: BLE001 (any failure of the inductor toolchain: compare without it)
         print(f"torch.compile unavailable: {type(e).__name__}: {str(e)[:120]}")
+tensorflow = optional("tensorflow")
+if tensorflow is not None:
+    T = tensorflow
+    xtf = T.constant(x_np)
+
+    def tf_chain(v):
+        return T.tanh(v * 2 + 1) * T.sigmoid(v) - T.exp(-v * v)
+
+    fns["tensorflow eager"] = lambda: tf_chain(xtf).numpy()
+    xla = T.function(tf_chain, jit_compile=True)
+    xla(xtf)
+    fns["tensorflow tf.function(jit_compile=True)"] = lambda: xla(xtf).numpy()
 jax = optional("jax")
 if jax is not None:
     jnp = jax.numpy
@@ -73,7 +86,9 @@ if jax is not None:
 
 times = {k: best_of(f, 3) for k, f in fns.items()}
 floor = times["memory floor (numpy copy)"]
-rows = [[k, f"{t * 1e3:.2f}", f"{t / floor:.1f}"] for k, t in times.items()]
-print(table(f"element-wise chain on {N} float32 (8 ops), ms per call", ["", "ms", "x memory limit"], rows))
+npt = times["numpy eager"]
+rows = [[k, f"{t * 1e3:.2f}", f"{t / floor:.1f}", f"{npt / t:.2f}x"] for k, t in times.items()]
+print(table(f"element-wise chain on {N} float32 (8 ops), ms per call", ["", "ms", "x memory limit", "vs NumPy"],
+            rows))
 print(f"fused vs unfused compiled: {times['tapeflow compiled, unfused'] / times['tapeflow compiled, fused']:.2f}x")
 save("fusion", {"n": N, "ms": {k: t * 1e3 for k, t in times.items()}})

@@ -35,7 +35,7 @@ DOCS = pathlib.Path(__file__).resolve().parent.parent
 ROOT = DOCS.parent
 LIVE = ROOT / "benchmarks" / "results"
 SNAPSHOT = DOCS / "_data" / "benchmarks"
-NAMES = ("core", "tape", "train", "conv", "data")
+NAMES = ("core", "tape", "train", "conv", "data", "function", "fusion")
 META = {"machine", "cpus", "threads", "omp_wait_policy"}
 
 # what the keys of the result files measure (from the benchmark scripts' docstrings)
@@ -49,6 +49,12 @@ DESCRIPTIONS = {
                         "back (``recorded_us``), and run with no tape (``no_tape_us``)."),
     "linreg_300_steps_ms": ("The guide's linear regression", "ms for 300 steps of the eager guide's "
                             "2000-point regression (tape, gradient, two variable updates)."),
+    "linreg_us_per_step": ("The linear regression, per step", "µs per step, the same runs."),
+    "linreg_first_compiled_call_ms": ("First call of a compiled step", "ms: trace, graph passes, plan and one run."),
+    "call_overhead_us": ("Calling a compiled function", "µs per call of a function doing no work (identity) or "
+                         "one scalar add, and of the eager add."),
+    "n": ("Elements", "of the element-wise chain's float32 input."),
+    "ms": ("The element-wise chain", "ms per call of ``tanh(x*2+1)*sigmoid(x) - exp(-x*x)``, best of 5."),
     "mlp_ms": ("MLP training step", "ms per step: 784-256-256-10 ReLU MLP, batch 128, sparse softmax "
                "cross-entropy, SGD (forward, backward, update)."),
     "cnn_ms": ("CNN training step", "ms per step: the seeds' Conv2D(16, 3)-Conv2D(16, 3)-"
@@ -105,6 +111,14 @@ COMPARISONS = [
           lambda fw: ("conv", "32x28x28x16 -> 16 3x3", "tapeflow tape" if fw == "tapeflow" else f"{fw} fwd+bwd"),
           others=("PyTorch", "TensorFlow")),
     _pair("conv", "max pool fwd+bwd", lambda fw: ("pool", "max", fw), others=("PyTorch", "TensorFlow")),
+    {"file": "function", "label": "linear regression step, compiled", "higher_is_better": False,
+     "tapeflow": ("linreg_us_per_step", "tapeflow tf.function"),
+     "others": {"PyTorch": ("linreg_us_per_step", "pytorch eager"),
+                "TensorFlow": ("linreg_us_per_step", "tensorflow tf.function")}},
+    {"file": "fusion", "label": "element-wise chain 4M, compiled", "higher_is_better": False,
+     "tapeflow": ("ms", "tapeflow compiled, fused"),
+     "others": {"NumPy": ("ms", "numpy eager"), "PyTorch": ("ms", "torch.compile"),
+                "TensorFlow": ("ms", "tensorflow tf.function(jit_compile=True)")}},
     {"file": "data", "label": "input pipeline epoch", "higher_is_better": False,
      "tapeflow": ("seconds_per_epoch", "tapeflow: natural pipeline"),
      "others": {"PyTorch": ("seconds_per_epoch", "PyTorch DataLoader, per-example map"),

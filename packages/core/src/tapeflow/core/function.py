@@ -379,8 +379,8 @@ def _cluster(nodes, progs) -> list:
 def _fast_steps(steps, outs, progs, reuse=True):
     """The executor's program for ``steps``: per item (a call, its input slots, output slot(s), slots to
     release after it, the index of its first step).  A step is its implementation with device and attributes
-    bound; a run of consecutive CPU steps that are kernels of known shapes (fused programs, lone element-wise
-    ops) is one item, a :class:`_Segment` (one C call; ``ins`` None).  None when a step recomputes attributes
+    bound; a run of two or more consecutive CPU steps that are kernels of known shapes (fused programs, lone
+    element-wise ops) is one item, a :class:`_Segment` (one C call; ``ins`` None).  None when a step recomputes attributes
     per run or moves inputs between devices (those run through the general loop)."""
     if any(st[5] is not None or st[7] for st in steps):
         return None
@@ -392,15 +392,15 @@ def _fast_steps(steps, outs, progs, reuse=True):
     fast = []
     k = 0
     while k < len(steps):
-        if progs[k] is None:
+        j = k
+        while j < len(steps) and progs[j] is not None and steps[j][1] is steps[k][1]:
+            j += 1
+        if j - k < 2:  # (one kernel: its own implementation calls it as directly)
             impl, dev, ins, out, attrs, late, node, move, frees = steps[k]
             call = functools.partial(impl, dev, **attrs) if attrs else functools.partial(impl, dev)
             fast.append((call, ins, out, frees, k))
             k += 1
             continue
-        j = k
-        while j < len(steps) and progs[j] is not None and steps[j][1] is steps[k][1]:
-            j += 1
         fast.append((_Segment(steps[k:j], progs[k:j], k, users, set(outs), reuse), None, None, None, k))
         k = j
     return tuple(fast)
