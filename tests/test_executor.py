@@ -165,3 +165,50 @@ def test_tensors_inside_a_run_share_buffers_by_the_memory_plan(options):
     options({"elementwise_fusion": True})
     _same(planned(x), tf.function(chain).get_concrete_function(x)(x))
     _same(planned(x), unplanned(x))
+
+
+def test_every_backend_runs_the_executor_loop_alike():
+    # two fused programs over a slot table: y = relu(x * 2 + bias) (bias repeats every 4), s = sum(y * y)
+    from tapeflow import kernels
+    from tapeflow.kernels import gpu_fused
+
+    U, B, F32 = 0, 1, 2
+    mul, add = gpu_fused._op(B, "mul"), gpu_fused._op(B, "add")
+    relu, square = gpu_fused._op(U, "relu"), gpu_fused._op(U, "square")
+    prog1 = [B, mul, F32, 3, 0, 1, 0, B, add, F32, 4, 3, 2, 0, U, relu, F32, 5, 4, 0, 0]
+    prog2 = [U, square, F32, 1, 0, 0, 0]
+    # slots: 0 x, 1 two, 2 bias, 3 y, 4 s
+    ints1 = [3, 6, 3, 1, 0, 0, 1, 2, 3, 5]
+    ints2 = [1, 2, 1, 0, 1, 3, 0, 1, 4]  # no output written, register 1 summed into slot 4
+    rng = seeded_rng("executor::backends")
+    x = rng.standard_normal(1000).astype(np.float32)
+    host = [x, np.float32(2.0).reshape(()), rng.standard_normal(4).astype(np.float32), np.zeros(1000, np.float32),
+            np.zeros((), np.float32)]
+    results = {}
+    for name in ("cpu", "opencl"):
+        try:
+            be = kernels.get_backend(name)
+        except kernels.BackendUnavailable:
+            continue
+        hs = [be.from_numpy(a) for a in host]
+        if name == "cpu":
+            ffi = be.ffi
+            keep = [ffi.new("int32_t[]", prog1), ffi.new("int32_t[]", prog2), ffi.new("double[]", [0.0] * 3),
+                    ffi.new("double[]", [0.0]), ffi.new("int32_t[]", [F32] * 6), ffi.new("int32_t[]", [F32] * 2),
+                    ffi.new("int64_t[]", [0, 1, 4]), ffi.new("int64_t[]", [0]), ffi.new("int32_t[]", ints1),
+                    ffi.new("int32_t[]", ints2)]
+            args = (2, ffi.new("int32_t *[]", keep[0:2]), ffi.new("double *[]", keep[2:4]),
+                    ffi.new("int32_t *[]", keep[4:6]), ffi.new("int64_t *[]", keep[6:8]),
+                    ffi.new("int64_t[]", [1000] * 2), ffi.new("int32_t *[]", keep[8:10]),
+                    ffi.new("void *[]", [h for h, _ in hs]), 5, ffi.new("int32_t[1]"))
+        else:
+            args = (2, [prog1, prog2], [[0.0] * 3, [0.0]], [[F32] * 6, [F32] * 2], [[0, 1, 4], [0]], [1000] * 2,
+                    [ints1, ints2], [h for h, _ in hs], 5, [0])
+        assert be.exec_fused(*args) == 0
+        results[name] = [be.to_numpy(h, hst, a.shape, a.dtype).copy() for (h, hst), a in zip(hs[3:], host[3:])]
+    y = np.maximum(x * np.float32(2) + np.tile(host[2], 250), 0)
+    np.testing.assert_array_equal(results["cpu"][0], y)
+    np.testing.assert_allclose(results["cpu"][1], np.sum(y.astype(np.float64) ** 2), rtol=1e-6)
+    for name, (y_dev, s_dev) in results.items():  # the GPU's generated kernels: within an ulp
+        np.testing.assert_array_max_ulp(y_dev, results["cpu"][0], maxulp=1)
+        np.testing.assert_allclose(s_dev, results["cpu"][1], rtol=1e-6)
