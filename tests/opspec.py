@@ -57,6 +57,9 @@ class Spec:
     name: str = ""               # distinguishes several specs of one op
     second_order: bool = False   # also check the gradient of the gradient
     f64_tol: tuple | None = None  # (rtol, atol) for float64 where the defaults are too loose
+    # the gradient's reference where central differences of the op do not give it (a random draw's implicit
+    # reparameterization gradient): grad_ref(args, kwargs, output, w) -> d sum(output * w) / d args[grad_args[0]]
+    grad_ref: Callable | None = None
 
     def __str__(self):
         return f"{self.op}{'-' + self.name if self.name else ''}"

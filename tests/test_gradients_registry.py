@@ -138,6 +138,23 @@ def check_half_spec(spec: Spec, args, kwargs, pos, dtype) -> None:
                                f"from float64 by more than {tol:g} (worst {float(err.max()):.3g}, scale {scale:.3g})")
 
 
+def check_reference_gradient(spec: Spec, args, kwargs, pos, order, rng) -> None:
+    """The tape's gradient of sum(output * w) against the spec's own reference (``grad_ref``)."""
+    assert order == 1 and len(pos) == 1, f"{spec}: grad_ref checks first-order gradients of one input"
+    x = tf.constant(args[pos[0]])
+    full = list(args)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        full[pos[0]] = x
+        out = spec.run(tf, full, kwargs)
+    w = rng.standard_normal(tuple(out.shape))
+    got = tape.gradient(out, x, output_gradients=tf.cast(tf.constant(w), out.dtype))
+    want = spec.grad_ref(args, kwargs, out.numpy(), w)
+    loose = 1 if x.dtype == tf.float64 else 200
+    np.testing.assert_allclose(np.asarray(got), want, rtol=spec.grad_rtol * loose, atol=spec.grad_atol * loose,
+                               err_msg=f"{spec}: gradient differs from the spec's reference (grad_ref)")
+
+
 def check_spec(spec: Spec, order: int) -> int:
     """Check every sampled case of ``spec``; returns how many cases had something to differentiate."""
     dtype = _dtype_for(spec)
@@ -149,6 +166,10 @@ def check_spec(spec: Spec, order: int) -> int:
             continue
         if dtype in HALF_TOL:
             check_half_spec(spec, args, kwargs, pos, dtype)
+            checked += 1
+            continue
+        if spec.grad_ref is not None:
+            check_reference_gradient(spec, args, kwargs, pos, order, rng)
             checked += 1
             continue
 

@@ -30,10 +30,16 @@ from .ops.random_ops import random_normal as normal, random_uniform as uniform, 
 from .ops.random_ops import (stateless_random_normal as stateless_normal,  # noqa: F401
                              stateless_random_uniform as stateless_uniform, stateless_truncated_normal,
                              stateless_categorical)
+from .ops.random_dist_ops import random_gamma as gamma, random_poisson as poisson  # noqa: F401
+from .ops.random_dist_ops import (stateless_random_gamma as stateless_gamma,  # noqa: F401
+                                  stateless_random_poisson as stateless_poisson,
+                                  stateless_random_binomial as stateless_binomial)
+from .ops import random_dist_ops as _rd
 from .runner import current_graph
 
 __all__ = ["set_seed", "get_seed", "normal", "uniform", "truncated_normal", "categorical", "shuffle",
            "stateless_normal", "stateless_uniform", "stateless_truncated_normal", "stateless_categorical",
+           "gamma", "poisson", "stateless_gamma", "stateless_poisson", "stateless_binomial",
            "Generator", "get_global_generator", "set_global_generator", "experimental", "split", "fold_in",
            "Algorithm"]
 
@@ -194,8 +200,97 @@ class Generator:
         key, stream = self._next()
         return _r.uniform_from([2, n], -2 ** 63, 2 ** 63 - 1, _dt.int64, key, stream, "StatefulUniformFullInt")
 
+    def binomial(self, shape, counts, probs, dtype=_dt.int32, name=None):
+        """Binomial(counts, probs) counts of shape ``shape`` (``counts`` and ``probs`` broadcast to it), as
+        :func:`tapeflow.random.stateless_binomial` draws them.
+
+        >>> import tapeflow as tf
+        >>> g = tf.random.Generator.from_seed(3)
+        >>> x = g.binomial([2, 3], counts=[5.0, 10.0, 20.0], probs=0.5)
+        >>> x.shape, x.dtype, bool(tf.reduce_all(x <= [5, 10, 20]))
+        (TensorShape([2, 3]), tf.int32, True)
+        """
+        key, stream = self._next()
+        return _rd.binomial_from(shape, counts, probs, dtype, key, stream, "StatefulRandomBinomial")
+
+    @property
+    def state(self):
+        """The generator's state as TensorFlow lays out Philox's: an int64 tensor ``[counter, 0, key]`` (a snapshot:
+        change the state with :meth:`reset`, :meth:`reset_from_key_counter` or :meth:`skip`).
+
+        >>> import tapeflow as tf
+        >>> g = tf.random.Generator.from_key_counter(7, 2)
+        >>> g.state.numpy().tolist()
+        [2, 0, 7]
+        """
+        from .dispatch import to_tensor
+
+        signed = [v - (1 << 64) if v >= 1 << 63 else v for v in (self._counter, 0, self._key)]
+        return to_tensor(signed, "Generator.state", _dt.int64)
+
+    @classmethod
+    def from_state(cls, state, alg=None) -> "Generator":
+        """A generator from a ``state`` as :attr:`state` gives it (``[counter, 0, key]``).
+
+        >>> import tapeflow as tf
+        >>> g = tf.random.Generator.from_seed(1); _ = g.normal([2])
+        >>> h = tf.random.Generator.from_state(g.state)
+        >>> h.normal([2]).numpy().tolist() == g.normal([2]).numpy().tolist()
+        True
+        """
+        _check_alg(alg)
+        c, k = _state_words(state)
+        return cls(k, c)
+
+    def reset(self, state) -> None:
+        """Set the state to ``state`` (``[counter, 0, key]``, as :attr:`state` gives it)."""
+        c, k = _state_words(state)
+        with self._lock:
+            self._key, self._counter = k & _r._M64, c & _r._M64
+
+    def reset_from_seed(self, seed) -> None:
+        """Set the state to the one :meth:`from_seed` makes from ``seed``."""
+        g = Generator.from_seed(seed)
+        with self._lock:
+            self._key, self._counter = g._key, g._counter
+
+    def reset_from_key_counter(self, key, counter) -> None:
+        """Set the state to Philox ``key`` with ``counter`` draws made."""
+        g = Generator.from_key_counter(key, counter)
+        with self._lock:
+            self._key, self._counter = g._key, g._counter
+
+    def skip(self, delta) -> None:
+        """Advance the generator by ``delta`` draws (as if ``delta`` draws were made).
+
+        >>> import tapeflow as tf
+        >>> g, h = tf.random.Generator.from_seed(2), tf.random.Generator.from_seed(2)
+        >>> _ = g.normal([1]); h.skip(1)
+        >>> g.normal([3]).numpy().tolist() == h.normal([3]).numpy().tolist()
+        True
+        """
+        d = _r._seed_int(delta, "Generator.skip", "delta")
+        with self._lock:
+            self._counter = (self._counter + d) & _r._M64
+
     def __repr__(self):
         return f"<tf.random.Generator key=0x{self._key:016x} counter={self._counter}>"
+
+
+def _state_words(state):
+    """(counter, key) of a Philox state ``[counter, 0, key]`` (a list or an int tensor of shape [3])."""
+    from .dispatch import static_value
+    from .tensor import Tensor
+
+    op = "Generator.from_state"
+    if isinstance(state, Tensor) or hasattr(state, "_as_tensor"):
+        state = static_value(state if isinstance(state, Tensor) else state._as_tensor(), op, "state").tolist()
+    try:
+        c, _, k = (int(v) for v in state)
+    except (TypeError, ValueError):
+        raise _r.InvalidArgumentError(f"state must be three ints [counter, 0, key] (Philox), got {state!r}",
+                                      op) from None
+    return c & _r._M64, k & _r._M64
 
 
 RNG_ALG_PHILOX = 1   # TensorFlow's tf.random.Algorithm.PHILOX
@@ -307,6 +402,7 @@ experimental.stateless_fold_in = _stateless_fold_in
 experimental.Generator = Generator
 experimental.get_global_generator = get_global_generator
 experimental.set_global_generator = set_global_generator
+experimental.random_gamma_grad = _rd.random_gamma_grad
 
 
 split = _stateless_split      # tf.random.split: TensorFlow 2's name of experimental.stateless_split

@@ -4,7 +4,9 @@ Each entry copies its operands to host memory, calls the CPU library's ``tpf_<na
 code the CPU backend runs) and copies the results back to the device: the segment max/min/prod
 and tensor_scatter_nd_max/min (``csrc/segment.c``: a scatter with a max/min/product needs atomics per
 dtype on a device, and these ops are rare outside graph networks) and the CTC loss (``csrc/ctc.c``: a sequential
-dynamic program per sequence).  The cost is one transfer of the inputs and one of the outputs.
+dynamic program per sequence), and the gamma, Poisson and binomial draws (``csrc/random_dist.c``: rejection
+samplers with a data-dependent number of tries per element).  The cost is one transfer of the inputs and one of
+the outputs.
 
 >>> from tapeflow.kernels.gpu_entries_host import HostEntries
 >>> callable(HostEntries.segment_reduce)
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpu_common import OK, _is_null
+from .gpu_common import EBADSIZE, OK, _is_null
 from .gpu_contract import I64, SIZE
 
 SEGMENT_OPS = ("max", "min", "prod")
@@ -125,3 +127,39 @@ class HostEntries:
         return self._host_call("optim_update", [(b, nb) for b in bufs] + [(grad, nb)], [(b, nb) for b in bufs],
                                [kind, dt, flags, *call, f"in{len(bufs)}", n, h0, h1, h2, h3, h4],
                                inout={i: i for i in range(len(bufs))})
+
+    # ---- gamma, Poisson and binomial draws (csrc/random_dist.c): rejection samplers, on the host ----------
+
+    def random_gamma(self, dt, alpha, nalpha, nsamples, out, key, stream):
+        """Gamma(alpha, 1) draws ``out`` [nsamples, nalpha] on the host (csrc/random_dist.c)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if min(nalpha, nsamples) < 0:
+            return EBADSIZE
+        return self._host_call("random_gamma", [(alpha, nalpha * es)], [(out, nalpha * nsamples * es)],
+                               [dt, "in0", nalpha, nsamples, "out0", key, stream])
+
+    def random_gamma_grad(self, dt, alpha, nalpha, x, n, out):
+        """d x / d alpha of gamma draws ``x`` [n] of ``alpha`` [nalpha], on the host (csrc/random_dist.c)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if min(nalpha, n) < 0:
+            return EBADSIZE
+        return self._host_call("random_gamma_grad", [(alpha, nalpha * es), (x, n * es)], [(out, n * es)],
+                               [dt, "in0", nalpha, "in1", n, "out0"])
+
+    def random_poisson(self, dt, rate, nrate, nsamples, out_dt, out, key, stream):
+        """Poisson(rate) counts ``out`` [nsamples, nrate] in ``out_dt`` on the host (csrc/random_dist.c)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        os_ = SIZE[out_dt] if 0 <= out_dt < len(SIZE) else 1
+        if min(nrate, nsamples) < 0:
+            return EBADSIZE
+        return self._host_call("random_poisson", [(rate, nrate * es)], [(out, nrate * nsamples * os_)],
+                               [dt, "in0", nrate, nsamples, out_dt, "out0", key, stream])
+
+    def random_binomial(self, dt, counts, probs, n, out_dt, out, key, stream):
+        """Binomial(counts, probs) counts ``out`` [n] in ``out_dt`` on the host (csrc/random_dist.c)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        os_ = SIZE[out_dt] if 0 <= out_dt < len(SIZE) else 1
+        if n < 0:
+            return EBADSIZE
+        return self._host_call("random_binomial", [(counts, n * es), (probs, n * es)], [(out, n * os_)],
+                               [dt, "in0", "in1", n, out_dt, "out0", key, stream])
