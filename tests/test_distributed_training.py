@@ -24,11 +24,11 @@ TRAIN = textwrap.dedent("""
     y = (x[:, 0] + x[:, 1] > 0).astype(np.int64) + (x[:, 2] > 1).astype(np.int64)
     result = {"n": strategy.num_replicas_in_sync}
 
-    seen = [0]
+    seen = [0, 0]
 
-    class CountRows(tf.keras.layers.Layer):   # the examples this worker trains on
+    class CountRows(tf.keras.layers.Layer):   # the examples this worker trains on, and evaluates
         def call(self, inputs, training=None):
-            seen[0] += int(inputs.shape[0]) if training else 0
+            seen[0 if training else 1] += int(inputs.shape[0])
             return inputs
 
     def make_model():
@@ -40,11 +40,17 @@ TRAIN = textwrap.dedent("""
     with strategy.scope():
         model = make_model()
         model.compile(optimizer=tf.optimizers.SGD(0.2, momentum=0.5),
-                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-    hist = model.fit(x, y, batch_size=12, epochs=3, verbose=0)
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"],
+                      run_eagerly=True)   # (CountRows counts in Python)
+    # validation and evaluate: 23 examples in batches of 11 (the last batch of one row leaves workers without)
+    xv, yv = x[:23] * 0.5, y[:23]
+    seen[1] = 0   # (building the model called it)
+    hist = model.fit(x, y, batch_size=12, epochs=3, verbose=0, validation_data=(xv, yv), validation_batch_size=11)
     result["fit"] = [w.numpy().tolist() for w in model.weights]
     result["history"] = hist.history
     result["rows"] = seen[0]
+    result["eval"] = model.evaluate(xv, yv, batch_size=11, verbose=0, return_dict=True)
+    result["eval_rows"] = seen[1]
 
     # a custom loop: strategy.run, tf.distribute.compute_average_loss, Adam's apply_gradients
     tf.random.set_seed(8)
@@ -111,14 +117,23 @@ def test_fit_and_custom_loop_equal_one_process(tmp_path, one_process, n):
     proc, runs = _run(tmp_path, n)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [r["rows"] for r in runs] == [3 * 72 // n] * n    # each worker trains on its part of every batch
+    # and evaluates its part of every batch (3 validations + evaluate; batches of 11, 11, 1 rows)
+    share = {2: [6 + 6 + 1, 5 + 5], 3: [4 + 4 + 1, 4 + 4, 3 + 3]}[n]
+    assert [r["eval_rows"] for r in runs] == [4 * s for s in share]
     for r in runs[1:]:
         assert r["fit"] == runs[0]["fit"] and r["loop"] == runs[0]["loop"]   # bit-identical replicas
         assert r["history"] == runs[0]["history"]
     _close(runs[0]["fit"], one_process["fit"])
     _close(runs[0]["loop"], one_process["loop"])
-    # the logged loss and accuracy are over the global batch: aggregated over the workers
-    for k in ("loss", "accuracy"):
+    # the logged loss and accuracy, validation's and evaluate's, are over all workers' examples
+    for k in ("loss", "accuracy", "val_loss", "val_accuracy"):
         np.testing.assert_allclose(runs[0]["history"][k], one_process["history"][k], rtol=1e-5)
+    assert runs[0]["eval"].keys() == one_process["eval"].keys() == {"loss", "accuracy"}
+    for r in runs:
+        assert r["eval"] == runs[0]["eval"]
+        for k in ("loss", "accuracy"):
+            np.testing.assert_allclose(r["eval"][k], one_process["eval"][k], rtol=1e-5)
+    assert one_process["eval_rows"] == 4 * 23
     assert one_process["history"]["loss"][-1] < one_process["history"]["loss"][0]
     # checkpoints and summaries: the chief's directory only
     assert (tmp_path / "rank0" / "checkpoint").exists() and list((tmp_path / "rank0" / "logs").iterdir())
@@ -152,3 +167,24 @@ def test_the_example_prints_the_same_final_accuracy_under_mpiexec_n_2(tmp_path):
         lines[n] = [line for line in proc.stdout.splitlines() if "final test accuracy" in line]
     assert lines[1][0].replace("workers: 1", "") == lines[2][0].replace("workers: 2", "")
     assert float(lines[1][0].rsplit(" ", 1)[1]) > 0.8
+
+
+def test_fit_and_evaluate_in_the_default_strategys_scope_are_one_process():
+    import tapeflow as tf
+
+    x = np.arange(12, dtype=np.float32).reshape(6, 2) / 10
+    y = x.sum(axis=1, keepdims=True)
+    logs = []
+    for scoped in (False, True):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,), kernel_initializer="zeros")])
+        if scoped:
+            with tf.distribute.get_strategy().scope():
+                model.compile(optimizer=tf.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+                hist = model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False)
+                ev = model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True)
+        else:
+            model.compile(optimizer=tf.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+            hist = model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False)
+            ev = model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True)
+        logs.append((hist.history, ev))
+    assert logs[0] == logs[1]

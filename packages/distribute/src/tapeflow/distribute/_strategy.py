@@ -127,14 +127,15 @@ def _rows(x):
     return int(shape[0]) if shape is not None and len(shape) else None
 
 
-def split_batch(batch, n, what="ShardBatch"):
+def split_batch(batch, n, what="ShardBatch", allow_empty=False):
     """``n`` row-slices of a global batch (nested tuples/lists/dicts of tensors or arrays), TensorFlow's
-    rule: as even as possible, the first replicas one row larger when it does not divide."""
+    rule: as even as possible, the first replicas one row larger when it does not divide.  With
+    ``allow_empty`` (evaluation) a batch of fewer rows than replicas leaves the last replicas none."""
     rows = _rows(batch)
     if rows is None:
         raise InvalidArgumentError(f"cannot split a batch of {type(batch).__name__} over {n} replicas; allowed: "
                                    "tensors or arrays with a batch dimension", what)
-    if rows < n:
+    if rows < n and not allow_empty:
         raise InvalidArgumentError(f"a global batch of {rows} example(s) cannot be split over {n} replicas; "
                                    f"allowed: batches of at least num_replicas_in_sync = {n} examples "
                                    "(batch with drop_remainder=True)", what)
@@ -330,6 +331,14 @@ class Strategy:
     # -- fit's hooks (tapeflow-nn) -------------------------------------------------------------------------
     def _shared_seed(self, seed, shuffle):
         return seed
+
+    def _fit_step(self, model, data):
+        """One step of ``fit`` on a global batch (one replica in this thread: the model's own step)."""
+        return model._step_function("train_step")(data)
+
+    def _test_step(self, model, data):
+        """One step of ``evaluate`` (and of fit's validation) on a global batch: here the model's own step."""
+        return model._step_function("test_step")(data)
 
     def _aggregate_logs(self, metrics):
         return {m.name: float(m.result()) for m in metrics}
@@ -535,6 +544,19 @@ class MultiWorkerMirroredStrategy(Strategy):
         ctx = ReplicaContext(self, self._comm.rank)
         ctx._batch = (_rows(shards[self._comm.rank]), total)
         returned = self._in_replica(ctx, model.train_step, (shards[self._comm.rank],), {})
+        return returned if isinstance(returned, dict) else self._aggregate_logs(model.metrics)
+
+    def _test_step(self, model, data):
+        """One step of ``evaluate`` (and of fit's validation): this worker's rows of the global batch (the
+        last workers get none of a batch shorter than the job), then the metrics over all workers."""
+        if self._comm.size == 1:
+            return super()._test_step(model, data)
+        shards, _ = split_batch(data, self._comm.size, "Evaluate", allow_empty=True)
+        mine = shards[self._comm.rank]
+        returned = None
+        if _rows(mine):   # a worker without rows adds nothing to the metric states
+            returned = self._in_replica(ReplicaContext(self, self._comm.rank), model._step_function("test_step"),
+                                        (mine,), {})
         return returned if isinstance(returned, dict) else self._aggregate_logs(model.metrics)
 
     def _aggregate_logs(self, metrics):

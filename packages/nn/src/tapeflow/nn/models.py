@@ -476,10 +476,12 @@ class Model(Layer):
         n = 0
         returned = None
         spe = self.__dict__.get("steps_per_execution", 1)
+        strategy = _distribute.strategy_of(self)  # under tf.distribute: batches split, metrics summed over replicas
         for n, batch in enumerate(data.epoch(), 1):
             if (n - 1) % spe == 0:
                 cbs.on_test_batch_begin(n - 1)
-            returned = self._step_function("test_step")(batch)
+            returned = self._step_function("test_step")(batch) if strategy is None else \
+                strategy._test_step(self, batch)
             if n % spe == 0 or n == data.steps:
                 blogs = self._logs(returned)
                 if bar is not None:
