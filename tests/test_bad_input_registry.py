@@ -63,12 +63,6 @@ CALLS = {
     "stateless_random_normal": lambda: {"shape": [2, 3], "seed": [1, 2], "dtype": tf.float32},
     "stateless_random_uniform": lambda: {"shape": [2, 3], "seed": [1, 2], "dtype": tf.float32},
     "stateless_truncated_normal": lambda: {"shape": [2, 3], "seed": [1, 2], "dtype": tf.float32},
-    "random_gamma": lambda: {"shape": [2], "alpha": [1.0, 2.0], "dtype": tf.float32, "seed": 1},
-    "stateless_random_gamma": lambda: {"shape": [2, 3], "seed": [1, 2], "alpha": 1.5, "dtype": tf.float32},
-    "random_poisson": lambda: {"shape": [2], "lam": [1.0, 2.0], "dtype": tf.float32, "seed": 1},
-    "stateless_random_poisson": lambda: {"shape": [2, 3], "seed": [1, 2], "lam": 1.5, "dtype": tf.int32},
-    "stateless_random_binomial": lambda: {"shape": [2, 3], "seed": [1, 2], "counts": 5.0, "probs": 0.5,
-                                          "output_dtype": tf.int32},
     "strided_slice": lambda: {"input_": tf.constant(_x23), "begin": [0, 1], "end": [2, 3], "strides": [1, 1]},
     "strided_slice_grad": lambda: {"shape": [2, 3], "begin": [0, 1], "end": [2, 3], "strides": [1, 1],
                                    "dy": tf.constant(_x23[:, 1:])},
@@ -94,6 +88,12 @@ CALLS = {
     "decode_png": lambda: {"contents": tf.io.encode_png(tf.zeros([2, 2, 3], tf.uint8)), "dtype": tf.uint8},
     "extract_patches": lambda: {"images": tf.ones([1, 4, 4, 1]), "sizes": [1, 2, 2, 1], "strides": [1, 1, 1, 1],
                                 "rates": [1, 1, 1, 1], "padding": "VALID"},
+    # tf.signal (its specs call tf.signal.*)
+    "hann_window": lambda: {"window_length": 4, "dtype": tf.float32},
+    "hamming_window": lambda: {"window_length": 4, "dtype": tf.float32},
+    "frame": lambda: {"signal": tf.constant(_x23), "frame_length": 2, "frame_step": 1, "axis": -1},
+    "fftshift": lambda: {"x": tf.constant(_x23), "axes": [0, 1]},
+    "ifftshift": lambda: {"x": tf.constant(_x23), "axes": [0, 1]},
 }
 
 # composite ops whose errors name the primitive that checks the argument, as TensorFlow's do

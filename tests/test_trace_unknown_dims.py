@@ -46,6 +46,19 @@ NEEDS_KNOWN = {
     "boolean_mask": "a mask of rank > 1 over several unknown dimensions flattens them into one reshape target "
                     "with several unknowns",
     "dropout": "the random mask has x's shape: unknown dimensions need a noise_shape with 1 there",
+    # tf.signal (core's fft_ops): the transform length is the kernel's plan, an attribute known when traced
+    "rfft": "the transform length is the innermost size (or fft_length, which crops or pads to it)",
+    "rfft2d": "as rfft: the transform lengths are the innermost sizes",
+    "rfft3d": "as rfft: the transform lengths are the innermost sizes",
+    "irfft": "the output length is 2 * (m - 1) of the innermost size m (or fft_length, which crops or pads to it)",
+    "irfft2d": "as irfft: the transform lengths follow the innermost sizes",
+    "irfft3d": "as irfft: the transform lengths follow the innermost sizes",
+    "frame": "the number of frames follows the framed axis' length",
+    "overlap_and_add": "the output length is (frames - 1) * frame_step + frame_length",
+    "stft": "as frame: the number of frames follows the signal's length",
+    "inverse_stft": "as overlap_and_add: the output length follows the number of frames",
+    "fftshift": "the shift is half the shifted axis' length",
+    "ifftshift": "the shift is half the shifted axis' length",
 }
 # Specs whose input builder (not the op) needs the matrix side: _sym_spd (tests/specs/linalg.py) adds
 # tf.eye(n) with n = the last dimension, so the last two dimensions stay known and the others are unknown.

@@ -58,6 +58,10 @@ PACKAGES = {
              "``import tapeflow as tf``: tensors, variables, dtypes, devices and every core op."),
             ("tapeflow.math", "tapeflow.math", "``tf.math``: element-wise math and reductions."),
             ("tapeflow.linalg", "tapeflow.linalg", "``tf.linalg``: linear algebra."),
+            ("tapeflow.signal", "tapeflow.signal",
+             "``tf.signal``: FFTs of complex64/complex128 tensors (csrc/fft.c: mixed radix 2/3/4/5, Bluestein for "
+             "other lengths, double precision inside; the OpenCL and CUDA backends run them on the host with one "
+             "copy each way), real FFTs, windows, frames and the STFT."),
             ("tapeflow.random", "tapeflow.random", "``tf.random``: seeds and random tensors."),
             ("tapeflow.config", "tapeflow.config", "``tf.config``: threads, devices, denormals."),
             ("tapeflow.debugging", "tapeflow.debugging", "``tf.debugging``: assertions and numeric checks."),
@@ -133,6 +137,8 @@ GROUPS = {
     "tapeflow.core.ops.nn_ops": "Neural-network ops",
     "tapeflow.core.ops.conv_ops": "Convolution and pooling",
     "tapeflow.core.ops.linalg_ops": "Linear algebra",
+    "tapeflow.core.ops.complex_ops": "Complex numbers",
+    "tapeflow.core.ops.fft_ops": "Signal processing",
     "tapeflow.core.ops.random_ops": "Random numbers",
     "tapeflow.core.random": "Random numbers",
     "tapeflow.core.ops.grad_ops": "Gradient helpers",

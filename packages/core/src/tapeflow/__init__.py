@@ -19,7 +19,7 @@ from tapeflow.core import *  # noqa: E402,F401,F403
 # ``name as name``: re-exported for type checkers (PEP 484), as the names below
 from tapeflow.core import __version__ as __version__, errors as errors, dtypes as dtypes  # noqa: E402,F401
 from tapeflow.core.api import (config as config, debugging as debugging, image as image,  # noqa: E402,F401
-                               linalg as linalg, math as math, random as random,
+                               linalg as linalg, math as math, random as random, signal as signal,
                                strings as strings, _lazy_attr)
 
 newaxis = None  # tf.newaxis: x[:, tf.newaxis] inserts an axis of size 1
@@ -56,6 +56,7 @@ _LAZY = {
     "RaggedTensorSpec": ("tapeflow.data._ragged", "RaggedTensorSpec", "tapeflow-data"),
     "distribute": ("tapeflow.distribute", None, "tapeflow-distribute"),
 }
+
 
 if TYPE_CHECKING:  # the lazily loaded names, declared for type checkers (nothing is imported at run time)
     from tapeflow.core.printing import print_ as print  # noqa: A004

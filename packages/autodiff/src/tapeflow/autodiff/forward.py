@@ -68,7 +68,7 @@ def _record(op, inputs, out, attrs, _id=id):
         if ts is None:
             continue
         outs = (out,) if type(out) is Tensor else out
-        if not any(o._dtype.is_floating for o in outs):
+        if not any(o._dtype.is_inexact for o in outs):
             continue
         rule = JVPS.get(op)
         if rule is None:
@@ -86,7 +86,7 @@ def _record(op, inputs, out, attrs, _id=id):
             st.paused = saved
         res = (res,) if type(out) is Tensor else tuple(res) if res is not None else (None,) * len(outs)
         for o, r in zip(outs, res):
-            if r is None or not o._dtype.is_floating:
+            if r is None or not o._dtype.is_inexact:
                 continue
             if type(r) is not Tensor and not isinstance(r, Tensor):
                 r = convert_to_tensor(r, o._dtype)
@@ -170,9 +170,10 @@ class ForwardAccumulator:
         else:
             raise TypeError(f"ForwardAccumulator watches tensors and variables; primal {i} is "
                             f"{type(p).__name__} {p!r:.40}")
-        if not value._dtype.is_floating:
-            raise InvalidArgumentError(f"ForwardAccumulator watches floating-point tensors; primal {i} is "
-                                       f"{value._dtype.name}; allowed: float16, bfloat16, float32, float64")
+        if not value._dtype.is_inexact:
+            raise InvalidArgumentError(f"ForwardAccumulator watches floating-point or complex tensors; primal {i} is "
+                                       f"{value._dtype.name}; allowed: float16, bfloat16, float32, float64, complex64, "
+                                       "complex128")
         t = t if isinstance(t, Tensor) else convert_to_tensor(t, value._dtype)
         if t._shape != value._shape:
             raise InvalidArgumentError(f"the tangent of primal {i} has shape {tuple(t._shape)} but the primal has "

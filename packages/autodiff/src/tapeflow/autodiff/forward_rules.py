@@ -39,6 +39,7 @@ from tapeflow.core.ops.linalg_ops import triangular_solve as _tri_solve
 from tapeflow.core.runner import PRIMITIVES, primitive, run_tensors
 from tapeflow.core.tensor import Tensor
 
+from .grads.fft import HOLOMORPHIC
 from .registry import GRADIENTS, PER_INPUT
 
 JVPS: dict = {}
@@ -133,13 +134,15 @@ def diagonal(op: str):
     [3.0, 3.0]
     """
     def rule(ts, ans, *ins, **attrs):
-        per = PER_INPUT.get(op)
+        per, whole = PER_INPUT.get(op), GRADIENTS[op]
+        if op in HOLOMORPHIC and ins[0]._dtype.is_complex:  # the unconjugated rules: t * f'(z)
+            per, whole = HOLOMORPHIC[op]
         out = None
         for i, t in enumerate(ts):
             if t is None:
                 continue
             t = _to_shape(t, ans)
-            d = per[i](t, ans, *ins, **attrs) if per is not None else GRADIENTS[op](t, ans, *ins, **attrs)[i]
+            d = per[i](t, ans, *ins, **attrs) if per is not None else whole(t, ans, *ins, **attrs)[i]
             if d is None:
                 continue
             out = d if out is None else _ops.add(out, d)
@@ -207,9 +210,32 @@ for _op in sorted(_ELEMENTWISE):
 
 @defjvp("cast")
 def _cast_jvp(ts, ans, x, dtype):
-    if x._dtype.is_floating and dtype.is_floating:
+    if x._dtype.is_inexact and dtype.is_inexact:   # float and complex dtypes (complex -> real: the real part)
         return _ops.cast(ts[0], dtype)
     return None
+
+
+# ---- complex numbers and tf.signal: linear (over the reals), but angle and the modulus -------------------
+
+for _op in ("complex", "real", "imag", "conj", "fft", "ifft", "fft2d", "ifft2d", "fft3d", "ifft3d", "rfft", "irfft",
+            "rfft2d", "irfft2d", "rfft3d", "irfft3d"):
+    linear(_op)
+
+
+@defjvp("angle")
+def _angle_jvp(ts, ans, x):
+    # d atan2(y, u) = (u dy - y du) / |z|^2 = imag(conj(z) dz) / |z|^2
+    return _ops.div_no_nan(_ops.imag(_ops.multiply(_ops.conj(x), ts[0])), _ops.square(_ops.abs(x)))
+
+
+_real_abs_jvp = JVPS["abs"]
+
+
+@defjvp("abs")
+def _abs_jvp(ts, ans, x):
+    if x._dtype.is_complex:   # d|z| = real(conj(z) dz) / |z| (0 at z = 0)
+        return _ops.div_no_nan(_ops.real(_ops.multiply(_ops.conj(x), ts[0])), ans)
+    return _real_abs_jvp(ts, ans, x)
 
 
 @defjvp("select")

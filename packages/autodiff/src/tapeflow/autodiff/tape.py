@@ -505,9 +505,9 @@ class GradientTape:
 
     def _source_ids(self, s):
         if type(s) is Tensor or isinstance(s, Tensor):
-            return (id(s),) if s._dtype.is_floating else ()
+            return (id(s),) if s._dtype.is_inexact else ()
         vals = self._vars.get(s)
-        if not vals or not s.dtype.is_floating:
+        if not vals or not s.dtype.is_inexact:
             return ()
         return tuple(id(v) for v in vals)
 
@@ -543,16 +543,16 @@ class GradientTape:
                 if first == n:
                     first = i
                 if type(out) is _Tensor:
-                    if out._dtype.is_floating:
+                    if out._dtype.is_inexact:
                         reach.add(_id(out))
                 else:
                     for o in out:
-                        if o._dtype.is_floating:
+                        if o._dtype.is_inexact:
                             reach.add(_id(o))
         grads: dict = {}
         for t, g in zip(targets, seeds):
             k = _id(t)
-            if k in reach and t._dtype.is_floating:
+            if k in reach and t._dtype.is_inexact:
                 prev = grads.get(k)
                 grads[k] = g if prev is None else _add(prev, g)
         if not grads:
@@ -578,7 +578,7 @@ class GradientTape:
                 # per-input rules: only the inputs that lead to a source
                 res = []
                 for f, t in zip(per, ins):
-                    if _id(t) in reach and (not checkdt or t._dtype.is_floating):
+                    if _id(t) in reach and (not checkdt or t._dtype.is_inexact):
                         res.append(f(g, out, *ins, **attrs) if attrs else f(g, out, *ins))
                     else:
                         res.append(None)
@@ -600,7 +600,7 @@ class GradientTape:
                 if gi is None:
                     continue
                 k = _id(t)
-                if k not in reach or (checkdt and not t._dtype.is_floating):
+                if k not in reach or (checkdt and not t._dtype.is_inexact):
                     continue
                 if type(gi) is not _Tensor:
                     gi = convert_to_tensor(gi, t._dtype)

@@ -5,7 +5,7 @@ __version__ = "0.1.0"
 
 from . import dtypes, errors, devices  # noqa: F401
 from .dtypes import (DType, as_dtype, bfloat16, bool_, float16, float32, float64, int8, int16, int32,  # noqa: F401
-                     int64, string, uint8)
+                     int64, string, uint8, complex64, complex128)
 from .tensor import Tensor, TensorShape, constant, convert_to_tensor  # noqa: F401
 from .devices import device, list_devices  # noqa: F401
 from .dispatch import REGISTRY, hooks, register  # noqa: F401
@@ -26,8 +26,8 @@ half, double = float16, float64
 # what `import tapeflow as tf` shows: tensors, dtypes, devices, variables and the ops
 # (the registry, hooks and module internals stay under tapeflow.core)
 __all__ = ["DType", "as_dtype", "bfloat16", "bool", "bool_", "double", "float16", "float32", "float64", "half",
-           "int8", "int16", "int32", "int64", "uint8", "string", "Tensor", "TensorShape", "constant",
-           "convert_to_tensor",
+           "int8", "int16", "int32", "int64", "uint8", "string", "complex64", "complex128", "Tensor", "TensorShape",
+           "constant", "convert_to_tensor",
            "device", "list_devices", "IndexedSlices", "Variable", "range", "dtypes", "errors", "nest", "TensorSpec",
            "function", "defun", "init_scope", "Module", "cond", "case", "switch_case", "while_loop"] + [
     n for n in _ops.__all__ if n != "range_"]

@@ -38,6 +38,10 @@ strings = _namespace("strings", "String ops (tf.strings): host computations over
                      dict(_ops.string_ops.STRINGS_API))
 
 from .ops import image_ops as _image_ops  # noqa: E402
+from .ops import fft_ops as _fft_ops  # noqa: E402
+
+signal = _namespace("signal", "Signal processing (tf.signal): FFTs (csrc/fft.c), windows, frames, the STFT.",
+                    dict(_fft_ops.SIGNAL_API))
 
 image = _namespace("image", "Image ops (tf.image): resizing, crops, flips, colour, augmentation, metrics.",
                    dict(_image_ops.IMAGE_API))

@@ -14,6 +14,13 @@ computations, and no kernel of a device backend ever sees a string buffer.
 
 >>> tf.string.name, tf.string.is_string, tf.as_dtype(bytes) is tf.string
 ('string', True, True)
+
+``tf.complex64`` and ``tf.complex128`` hold complex numbers (two float32 or two float64, real part
+first, NumPy's layout); a Python complex converts to complex128, as in TensorFlow.  ``real_dtype`` is
+the dtype of their parts.
+
+>>> tf.complex64.is_complex, tf.complex64.real_dtype, tf.constant(1 + 2j).dtype
+(True, tf.float32, tf.complex128)
 """
 from __future__ import annotations
 
@@ -31,18 +38,21 @@ class DType:
     """A tensor element type.  Compare with ``==`` against DTypes, strings or NumPy dtypes."""
 
     __slots__ = ("name", "code", "np", "size", "is_floating", "is_integer", "is_bool",
-                 "is_unsigned", "is_half", "min", "max", "is_string")
+                 "is_unsigned", "is_half", "min", "max", "is_string", "is_complex", "is_inexact")
 
     def __init__(self, name, np_dtype, size):
         self.name = name
         #: the kernels' code; tf.string has none of theirs (a host dtype: no kernel sees it)
         self.code = DTYPE_CODES[name] if name != "string" else STRING_CODE
         self.is_string = name == "string"
+        self.is_complex = name.startswith("complex")
+        #: floating or complex: the dtypes gradients flow through
+        self.is_inexact = self.is_complex or name.startswith(("float", "bfloat"))
         self.np = np_dtype
         self.size = size
         self.is_floating = name.startswith(("float", "bfloat"))
         self.is_bool = name == "bool"
-        self.is_integer = not self.is_floating and not self.is_bool and not self.is_string
+        self.is_integer = not (self.is_floating or self.is_bool or self.is_string or self.is_complex)
         self.is_unsigned = name.startswith("uint")
         #: float16/bfloat16: stored as such, computed in float32 (a fast check for hot paths)
         self.is_half = name in ("float16", "bfloat16")
@@ -60,6 +70,11 @@ class DType:
     @property
     def as_numpy_dtype(self):
         return self.np.type
+
+    @property
+    def real_dtype(self) -> "DType":
+        """The dtype of a complex dtype's real and imaginary parts; the dtype itself for the others."""
+        return _REAL.get(self.name, self)
 
     @property
     def is_compute(self) -> bool:
@@ -103,6 +118,11 @@ int64 = DType("int64", np.dtype(np.int64), 8)
 bool_ = DType("bool", np.dtype(np.bool_), 1)
 #: byte strings, held as NumPy object arrays of ``bytes`` in host memory (TensorFlow's tf.string)
 string = DType("string", np.dtype(object), 8)
+complex64 = DType("complex64", np.dtype(np.complex64), 8)
+complex128 = DType("complex128", np.dtype(np.complex128), 16)
+_REAL = {"complex64": float32, "complex128": float64}
+#: the complex dtypes: not in ALL (most ops have no complex kernels); ops that take them list them
+COMPLEX = (complex64, complex128)
 
 # the common dtypes first: op dtype checks test membership in these tuples on the hot path
 ALL = (float32, int32, float64, int64, bool_, float16, bfloat16, int8, uint8, int16)
@@ -110,10 +130,11 @@ FLOATS = (float32, float64, float16, bfloat16)
 INTS = (int32, int64, int8, uint8, int16)
 NUMERIC = FLOATS + INTS
 BY_NAME = {d.name: d for d in ALL}
-BY_NAME.update(half=float16, float=float32, double=float64, bool_=bool_, string=string)
-_BY_NP = {d.np: d for d in ALL}
+BY_NAME.update(half=float16, float=float32, double=float64, bool_=bool_, string=string, complex64=complex64,
+               complex128=complex128)
+_BY_NP = {d.np: d for d in ALL + COMPLEX}
 _BY_NP[string.np] = string
-_BY_CODE = {d.code: d for d in ALL}
+_BY_CODE = {d.code: d for d in ALL + COMPLEX}
 _BY_CODE[STRING_CODE] = string
 
 
@@ -140,6 +161,8 @@ def as_dtype(value) -> DType:
         return int32
     if value is bool:
         return bool_
+    if value is complex:
+        return complex128
     if value is bytes or value is str:
         return string
     try:

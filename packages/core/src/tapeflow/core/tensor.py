@@ -457,6 +457,9 @@ def _has_numpy_float64(value) -> bool:
 
 
 def _cast_host(arr, dtype, value=None):
+    if arr.dtype.kind == "c" and not dtype.is_complex and np.any(arr.imag != 0):
+        raise InvalidArgumentError(f"cannot convert {_short(value if value is not None else arr)} to {dtype.name}: "
+                                   "it has imaginary parts; allowed: complex64, complex128 (or tf.math.real)")
     if dtype.is_integer and arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or not np.all(np.floor(arr) == arr):
             raise InvalidArgumentError(f"cannot convert {_short(value if value is not None else arr)} "

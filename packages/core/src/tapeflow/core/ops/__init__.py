@@ -28,13 +28,14 @@ from .segment_ops import *  # noqa: F401,F403,E402
 from . import set_ops  # noqa: F401,E402
 from .set_ops import *  # noqa: F401,F403,E402
 from . import manip_ops  # noqa: F401,E402
-from . import random_dist_ops  # noqa: F401,E402  (tf.random.gamma & co.; their names stay in tf.random)
 from .manip_ops import *  # noqa: F401,F403,E402
+from . import complex_ops, fft_ops  # noqa: F401,E402  (tf.math.real & co. stay in tf.math, tf.signal's in tf.signal)
+from .complex_ops import angle, complex, conj, imag, real  # noqa: F401,E402
 
 # the public ops: what each family lists (the facade exports exactly these)
 __all__ = sorted({name for family in (math_ops, reduce_ops, array_ops, index_ops, slice_ops, sort_ops, nn_ops,
                                       random_ops, linalg_ops, conv_ops, grad_ops, segment_ops, set_ops, manip_ops)
-           for name in family.__all__})
+           for name in family.__all__} | {"complex"})
 
 
 def _bool_or(x, y):

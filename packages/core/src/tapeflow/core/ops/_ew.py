@@ -308,6 +308,38 @@ def unary_primitive(name: str, tf_name: str, code: int, allowed, bool_out: bool 
     return primitive(name, tf_name, infer=infer, dtypes=allowed)(impl)
 
 
+def extend_complex(prim, complex_impl, out_dtype=None):
+    """Let primitive ``prim`` take complex64/complex128 inputs: ``complex_impl(dev, *inputs, **attrs)`` runs
+    for them (the real kernels have no complex loops); ``out_dtype(dtype)`` gives the output's dtype for a
+    complex input when it is not the input's (abs: the real dtype).  The hot paths above call ``prim.impl``
+    for complex dtypes.
+
+    >>> from tapeflow.core.runner import PRIMITIVES
+    >>> import tapeflow as tf
+    >>> PRIMITIVES["abs"].infer(tf.constant([1j]))
+    ((1,), tf.float64)
+    """
+    real_impl, real_infer = prim.impl, prim.infer
+
+    def impl(dev, *inputs, **attrs):
+        if inputs[0]._dtype.is_complex:
+            return complex_impl(dev, *inputs, **attrs)
+        return real_impl(dev, *inputs, **attrs)
+
+    impl.__name__ = impl.__qualname__ = real_impl.__name__
+    prim.impl = impl
+    if out_dtype is not None:
+        def infer(x, *rest, **attrs):
+            shape, dt = real_infer(x, *rest, **attrs)
+            return shape, (out_dtype(x._dtype) if x._dtype.is_complex else dt)
+
+        prim.infer = infer
+    prim.dtypes = tuple(prim.dtypes) + _dt.COMPLEX
+    for d in _dt.COMPLEX:
+        prim.mask |= 1 << d.code
+    return prim
+
+
 # ---- the hot paths ----------------------------------------------------------
 
 _new = object.__new__
@@ -380,7 +412,7 @@ def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
         try:
             if dt.is_half:
                 out = binary_eager(code, x, y, bool_out, prim.tf_name)
-            elif dt.is_string:  # equal/not_equal over strings: their host implementation
+            elif dt.is_string or dt.is_complex:  # strings: host implementation; complex: extend_complex's
                 out = prim.impl(x._dev, x, y)
             else:
                 out = binary_kernel(code, x, y, BOOL if bool_out else dt, prim.tf_name)
@@ -429,7 +461,7 @@ def unary(prim, code: int, x, param: float = 0.0, bool_out: bool = False, attrs=
         out = trace_node(prim, (x,), attrs, _trace.graph, dev)
     else:
         try:
-            out = unary_eager(code, x, dev, param, bool_out)
+            out = unary_eager(code, x, dev, param, bool_out) if not dt.is_complex else prim.impl(dev, x)
         except KernelStatus as e:
             fail(prim, e, (x,), attrs)
     rec = hooks.recorder

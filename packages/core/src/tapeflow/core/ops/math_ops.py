@@ -590,6 +590,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     dt = a._dtype
     if dt is not b._dtype:
         _ew.dtype_mismatch(a, b, "MatMul")
+    if dt.is_complex:  # adjoints conjugate: complex_ops
+        from .complex_ops import complex_matmul
+
+        return complex_matmul(a, b, transpose_a, transpose_b, adjoint_a, adjoint_b)
     if not (_MM_MASK >> dt.code) & 1:
         _ew.not_allowed(dt, N, "MatMul")
     if a._dev is not b._dev or _ew._scope.stack:
