@@ -89,7 +89,7 @@ def test_bad_string_conversions_raise_typed_errors():
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[Op:StringLength\]"):
         tf.strings.length([1, 2])
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"does not support string"):
-        tf.add(tf.constant(["a"]), tf.constant(["b"]))
+        tf.subtract(tf.constant(["a"]), tf.constant(["b"]))  # add concatenates (AddV2 takes strings), Sub does not
 
 
 # ---- the ops, against TensorFlow ------------------------------------------------------------------------
@@ -275,3 +275,15 @@ def test_ragged_results_trace_in_tf_function():
     values, splits, dense = f(tf.constant(["a b c", "", "d"]))
     assert values.numpy().tolist() == [b"a", b"b", b"c", b"d"] and splits.numpy().tolist() == [0, 3, 3, 4]
     assert dense.numpy().tolist() == [[b"a", b"b"], [b"-", b"-"], [b"d", b"-"]]
+
+
+def test_add_concatenates_strings_as_tensorflows_addv2():
+    assert (tf.constant("a") + b"!").numpy() == b"a!"
+    assert ("p" + tf.constant(["a", "b"])).numpy().tolist() == [b"pa", b"pb"]
+    got = tf.add(tf.constant([["a"], ["b"]]), tf.constant(["1", "2"])).numpy().tolist()
+    assert got == [[b"a1", b"a2"], [b"b1", b"b2"]]
+    if TF is not None:
+        assert got == TF.add(TF.constant([["a"], ["b"]]), TF.constant(["1", "2"])).numpy().tolist()
+    assert tf.function(lambda s: s + "!")(tf.constant("q")).numpy() == b"q!"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"string \+ string.*\[Op:AddV2\]"):
+        tf.constant("a") + 1

@@ -10,7 +10,8 @@ of an op concerns numeric ops.
 
 The generic ops also take strings: ``tf.constant``, ``convert_to_tensor``, ``reshape``,
 ``identity``, ``gather``, ``concat``, ``stack``, ``unstack``, ``transpose``, ``tile``,
-``equal``/``not_equal``, ``where`` (select), ``boolean_mask``, ``size``/``shape``/``rank``.
+``equal``/``not_equal``, ``add`` (``+``: concatenation, as TensorFlow's), ``where`` (select), ``boolean_mask``,
+``size``/``shape``/``rank``.
 
 >>> import tapeflow as tf
 >>> tf.strings.upper(tf.constant(["ab", "c"])).numpy().tolist()
@@ -1138,6 +1139,22 @@ def _compare_host(negate):
     return host
 
 
+def _add_host(dev, x, y):
+    """``x + y`` of two string tensors: each pair concatenated, with broadcasting (TensorFlow's AddV2 on strings)."""
+    if not y._dtype.is_string:
+        raise InvalidArgumentError(f"cannot add string and {y._dtype.name}; allowed: string + string", "AddV2")
+    a, b = np.broadcast_arrays(_strings(x), _strings(y))
+    out = np.empty(a.shape, dtype=object)
+    oflat = out.reshape(-1)
+    for i, (u, v) in enumerate(zip(a.reshape(-1), b.reshape(-1))):
+        if type(u) is not bytes or type(v) is not bytes:  # a Python number taken as the string operand's dtype
+            bad = v if type(u) is bytes else u
+            raise InvalidArgumentError(f"cannot add string and {type(bad).__name__} {bad!r:.40}; allowed: string + "
+                                       "string", "AddV2")
+        oflat[i] = u + v
+    return _out_strings(out, dev)
+
+
 def _strided_pick(x, shape, off, strides) -> np.ndarray:
     """The entries of ``x`` (row-major) at ``off + sum(i_k * strides_k)`` over ``shape``: a strided view's copy."""
     flat = _strings(x).reshape(-1)
@@ -1197,6 +1214,7 @@ _host_impl("split", 0, _split_host)
 _host_impl("select", 1, _select_host)
 _host_impl("equal", 0, _compare_host(False))
 _host_impl("not_equal", 0, _compare_host(True))
+_host_impl("add", 0, _add_host)
 _host_impl("transpose", 0, lambda dev, x, *, perm: _out_strings(np.transpose(_strings(x), perm), dev))
 _host_impl("tile", 0, lambda dev, x, *, multiples: _out_strings(np.tile(_strings(x), multiples), dev))
 
