@@ -484,6 +484,10 @@ class CoreEntries:
             f"rows_copy_{elsize}", outer * w, src, total, off, dsts[i], w, 0, w, outer))
 
     def pad(self, elsize, mode, ndim, in_shape, before, out_shape, src, dst, value):
+        if elsize == 16 and 0 <= ndim < MAXDIMS and (mode != 0 or bytes(value)[:8] == bytes(value)[8:16]):
+            # complex128 (padded with equal halves, e.g. zeros): pairs of 8-byte elements
+            return self.pad(8, mode, ndim + 1, _ints(in_shape[:ndim]) + [2], _ints(before[:ndim]) + [0],
+                            _ints(out_shape[:ndim]) + [2], src, dst, bytes(value)[:8])
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         if mode < 0 or mode > 2:
