@@ -5,7 +5,14 @@
 #endif
 
 int tpf_num_threads = 0;
+int tpf_max_threads = 1;
 int tpf_ftz = 1;
+
+__attribute__((constructor)) static void tpf_threads_init(void) {
+#ifdef _OPENMP
+    tpf_max_threads = omp_get_max_threads();
+#endif
+}
 
 unsigned tpf_fp_set(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,7 +41,7 @@ int tpf_set_num_threads(int n) {
 
 int tpf_get_num_threads(void) {
 #ifdef _OPENMP
-    return tpf_num_threads > 0 ? tpf_num_threads : omp_get_max_threads();
+    return tpf_num_threads > 0 ? tpf_num_threads : tpf_max_threads;
 #else
     return 1;
 #endif

@@ -114,7 +114,7 @@ static int is_pointwise(const geom_t *p) {
 static int threads_for(double work, int64_t tasks) {
 #ifdef _OPENMP
     if (work < CONV_PAR_MIN || tasks < 2) return 1;
-    int t = tpf_num_threads > 0 ? tpf_num_threads : omp_get_max_threads();
+    int t = tpf_num_threads > 0 ? tpf_num_threads : tpf_max_threads;
     return t < tasks ? t : (int)tasks;
 #else
     (void)work; (void)tasks;

@@ -200,3 +200,18 @@ def test_openmp_threads_spin_briefly_before_sleeping():
     # the user's choice wins (GOMP_SPINCOUNT would override their OMP_WAIT_POLICY)
     assert _omp_env({"OMP_WAIT_POLICY": "PASSIVE"}) == ["PASSIVE", "None"]
     assert _omp_env({"GOMP_SPINCOUNT": "5"}) == ["None", "5"]
+
+
+def test_thread_count_ignores_other_libraries_resetting_openmp(cpu):
+    # PyTorch shares the process's libgomp: torch.set_num_threads(1) calls omp_set_num_threads,
+    # which must not change how many threads tapeflow's kernels use
+    import ctypes
+
+    gomp = ctypes.CDLL("libgomp.so.1")
+    before = cpu.get_num_threads()
+    old = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(1)
+    try:
+        assert cpu.get_num_threads() == before
+    finally:
+        gomp.omp_set_num_threads(old)
