@@ -94,6 +94,8 @@ CALLS = {
     "frame": lambda: {"signal": tf.constant(_x23), "frame_length": 2, "frame_step": 1, "axis": -1},
     "fftshift": lambda: {"x": tf.constant(_x23), "axes": [0, 1]},
     "ifftshift": lambda: {"x": tf.constant(_x23), "axes": [0, 1]},
+    "dct": lambda: {"input": tf.constant(_x23), "axis": -1},
+    "idct": lambda: {"input": tf.constant(_x23), "axis": -1},
 }
 
 # composite ops whose errors name the primitive that checks the argument, as TensorFlow's do

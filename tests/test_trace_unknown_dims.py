@@ -59,6 +59,8 @@ NEEDS_KNOWN = {
     "inverse_stft": "as overlap_and_add: the output length follows the number of frames",
     "fftshift": "the shift is half the shifted axis' length",
     "ifftshift": "the shift is half the shifted axis' length",
+    "dct": "as rfft: the transform length is the innermost size",
+    "idct": "as rfft: the transform length is the innermost size",
 }
 # Specs whose input builder (not the op) needs the matrix side: _sym_spd (tests/specs/linalg.py) adds
 # tf.eye(n) with n = the last dimension, so the last two dimensions stay known and the others are unknown.

@@ -284,3 +284,46 @@ SPECS += [
     Spec("ifftshift", lambda x, axes=None: np.fft.ifftshift(x, axes), _shift_sample, dtypes=FLOATS + ("int32",),
          exact=True, grad_args=(0,), fn=lambda tf, x, **k: tf.signal.ifftshift(tf.constant(x), **k)),
 ]
+
+
+# ---- discrete cosine transforms ---------------------------------------------------------------------
+
+def _dct_matrix(size, kind, norm):
+    """The DCT-II (kind 2) or DCT-III (kind 3) matrix without normalisation (TensorFlow's and SciPy's scaling)."""
+    j, k = np.meshgrid(np.arange(size), np.arange(size))      # k: output row, j: input column
+    if kind == 2:
+        return 2 * np.cos(np.pi * k * (2 * j + 1) / (2 * size))
+    return np.where(j == 0, 1.0, 2 * np.cos(np.pi * j * (2 * k + 1) / (2 * size)))
+
+
+def _dct_ref(inverse):
+    def ref(x, type=2, n=None, norm=None):
+        kind = 5 - type if inverse else type
+        if n is not None:
+            x = x[..., :n] if x.shape[-1] >= n else np.concatenate([x, np.zeros(x.shape[:-1] + (n - x.shape[-1],),
+                                                                                  x.dtype)], -1)
+        size = x.shape[-1]
+        if kind == 3 and norm == "ortho":
+            w = np.where(np.arange(size) == 0, np.sqrt(1.0 / size), np.sqrt(2.0 / size))
+            m = np.cos(np.pi * np.arange(size)[None, :] * (2 * np.arange(size)[:, None] + 1) / (2 * size)) * w[None, :]
+        else:
+            m = _dct_matrix(size, kind, None)
+            if kind == 2 and norm == "ortho":
+                m = m * np.where(np.arange(size) == 0, 0.5 / np.sqrt(size), np.sqrt(0.5 / size))[:, None]
+        return (x.astype(np.float64) @ m.T).astype(x.dtype)
+    return ref
+
+
+def _dct_sample(rng, dtype):
+    x = uniform(rng, (3, 7), dtype)
+    return [((x,), {}), ((x,), {"norm": "ortho"}), ((x,), {"type": 3}), ((x,), {"type": 3, "norm": "ortho"}),
+            ((x,), {"n": 5}), ((x,), {"n": 9, "type": 3}), ((uniform(rng, (1,), dtype),), {}),
+            ((uniform(rng, (2, 2, 8), dtype),), {"norm": "ortho"})]
+
+
+SPECS += [
+    Spec("dct", _dct_ref(False), _dct_sample, dtypes=FLOATS, rtol=1e-4, atol=1e-4, f64_tol=(1e-9, 1e-10),
+         fn=lambda tf, x, **k: tf.signal.dct(tf.constant(x), **k)),
+    Spec("idct", _dct_ref(True), _dct_sample, dtypes=FLOATS, rtol=1e-4, atol=1e-4, f64_tol=(1e-9, 1e-10),
+         fn=lambda tf, x, **k: tf.signal.idct(tf.constant(x), **k)),
+]

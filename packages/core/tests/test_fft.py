@@ -143,3 +143,20 @@ def test_windows_frames_and_stft():
         tf.signal.frame(tf.range(5), 0, 1)
     with pytest.raises(InvalidArgumentError, match=r"\[Op:HannWindow\]"):
         tf.signal.hann_window(4, dtype=tf.int32)
+
+
+def test_dct_types_2_and_3_and_their_errors():
+    x = np.random.default_rng(7).standard_normal((2, 6))
+    k, j = np.meshgrid(np.arange(6), np.arange(6), indexing="ij")
+    dct2 = 2 * np.cos(np.pi * k * (2 * j + 1) / 12)
+    np.testing.assert_allclose(tf.signal.dct(x).numpy(), x @ dct2.T, atol=1e-10)
+    np.testing.assert_allclose(tf.signal.idct(tf.signal.dct(x)).numpy(), 12 * x, atol=1e-9)   # 2N x, as TF
+    np.testing.assert_allclose(tf.signal.idct(tf.signal.dct(x, norm="ortho"), norm="ortho").numpy(), x, atol=1e-10)
+    np.testing.assert_allclose(tf.signal.dct(x, type=3, norm="ortho").numpy(),
+                               tf.signal.idct(x, norm="ortho").numpy(), atol=1e-12)
+    with pytest.raises(InvalidArgumentError, match=r"allowed: 2, 3 \[Op:Dct\]"):
+        tf.signal.dct(x, type=1)
+    with pytest.raises(InvalidArgumentError, match=r"allowed: -1.*\[Op:Idct\]"):
+        tf.signal.idct(x, axis=0)
+    with pytest.raises(InvalidArgumentError, match=r"allowed: None, 'ortho' \[Op:Dct\]"):
+        tf.signal.dct(x, norm="forward")

@@ -512,9 +512,90 @@ def ifftshift(x, axes=None, name=None):
     return _shift(x, axes, True, "IfftShift")
 
 
+@register("dct", "Dct", kind="composite")
+def dct(input, type=2, n=None, axis=-1, norm=None, name=None):
+    """The discrete cosine transform of type 2 or 3 of the innermost axis, through an rfft of twice the length
+    (as TensorFlow computes it).  Type 2: y[k] = 2 sum_j x[j] cos(pi k (2j + 1) / (2N)); type 3 (type 2's inverse up
+    to 2N): y[k] = x[0] + 2 sum_{j>0} x[j] cos(pi j (2k + 1) / (2N)).  ``n`` crops or zero-pads the input first;
+    ``norm="ortho"`` scales to an orthonormal transform.
+
+    >>> import tapeflow as tf
+    >>> tf.signal.dct(tf.constant([1.0, 1.0, 1.0, 1.0], tf.float64)).numpy().round(6).tolist()
+    [8.0, 0.0, 0.0, 0.0]
+    """
+    kind = int_arg(type, "Dct", "type")
+    if kind not in (2, 3):
+        raise InvalidArgumentError(f"type = {kind} is not supported; allowed: 2, 3", "Dct")
+    return _dct(input, kind, n, axis, norm, "Dct")
+
+
+def _dct(input, kind, n, axis, norm, op):
+    from .array_ops import pad, range_
+    from .complex_ops import complex as make_complex
+    from .complex_ops import real
+    from .math_ops import cast, cos, multiply, sin
+
+    x = _tensor(input, op)
+    if int_arg(axis, op, "axis") != -1:
+        raise InvalidArgumentError(f"axis = {axis}; allowed: -1 (as TensorFlow)", op)
+    if norm not in (None, "ortho"):
+        raise InvalidArgumentError(f"norm = {norm!r}; allowed: None, 'ortho'", op)
+    if x._dtype not in R:
+        raise InvalidArgumentError(f"input must be float32 or float64, got {x._dtype.name}; allowed: float32, float64",
+                                   op)
+    if not x._shape:
+        raise InvalidArgumentError("input must have rank >= 1", op)
+    if n is not None:
+        n = int_arg(n, op, "n")
+        if n < 1:
+            raise InvalidArgumentError(f"n = {n} must be >= 1", op)
+        x = _fit(x, [n], op)
+    size = x._shape[-1]
+    if size is None:
+        raise InvalidArgumentError("the transformed axis must be known", op)
+    if size == 0:
+        raise InvalidArgumentError("the transformed axis must not be empty", op)
+    k = cast(range_(size), x._dtype)
+    ang = multiply(k, (-1.0 if kind == 2 else 1.0) * _math.pi / (2.0 * size))
+    scale = make_complex(multiply(cos(ang), 2.0), multiply(sin(ang), 2.0))        # 2 exp(-+ i pi k / 2N)
+    if norm == "ortho":
+        first = (0.5 / _math.sqrt(size)) if kind == 2 else _math.sqrt(size)
+        rest = first * _math.sqrt(2.0) if kind == 2 else first * _math.sqrt(0.5)
+        from .array_ops import constant
+
+        weights = constant([first] + [rest] * (size - 1), x._dtype)
+    else:
+        weights = None
+    if kind == 2:
+        y = real(multiply(rfft(x, [2 * size])[..., :size], scale))
+        return y if weights is None else multiply(y, weights)
+    x = multiply(x, weights) if weights is not None else multiply(x, float(size))
+    from .array_ops import zeros_like
+
+    spec = multiply(scale, make_complex(x, zeros_like(x)))
+    spec = pad(spec, [[0, 0]] * (len(spec._shape) - 1) + [[0, 1]])
+    return irfft(spec, [2 * size])[..., :size]
+
+
+@register("idct", "Idct", kind="composite")
+def idct(input, type=2, n=None, axis=-1, norm=None, name=None):
+    """The inverse of ``dct`` of that type: dct of the inverse type (3 for 2, 2 for 3), so with ``norm="ortho"``
+    ``idct(dct(x)) == x`` and without it ``idct(dct(x)) == 2N x``, as in TensorFlow.
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant([1.0, 2.0, 4.0], tf.float64)
+    >>> tf.signal.idct(tf.signal.dct(x, norm="ortho"), norm="ortho").numpy().round(6).tolist()
+    [1.0, 2.0, 4.0]
+    """
+    kind = int_arg(type, "Idct", "type")
+    if kind not in (2, 3):
+        raise InvalidArgumentError(f"type = {kind} is not supported; allowed: 2, 3", "Idct")
+    return _dct(input, 5 - kind, n, axis, norm, "Idct")
+
+
 SIGNAL_API = {f.__name__: f for f in (fft, ifft, fft2d, ifft2d, fft3d, ifft3d, rfft, irfft, rfft2d, irfft2d, rfft3d,
                                       irfft3d, hann_window, hamming_window, frame, overlap_and_add, stft,
-                                      inverse_stft, fftshift, ifftshift)}
+                                      inverse_stft, fftshift, ifftshift, dct, idct)}
 SIGNAL_API["inverse_stft_window_fn"] = inverse_stft_window_fn
 
 __all__: list = []   # tf.signal's names stay in tf.signal (api.py)
