@@ -93,6 +93,69 @@ print(table("4M-element float32 elementwise (GB/s moved; tapeflow speedup over N
             ["op", "framework", "GB/s", "ms", "vs numpy"], rows))
 results["elementwise_4M_s"] = ew
 
+# -- the CNN step's mid-size kernels (issue 16): one 295k-element activation -----------------
+if torch is not None:
+    rng = np.random.default_rng(2)
+    act = rng.standard_normal((32, 24, 24, 16)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    h_np = rng.standard_normal((32, 1024)).astype(np.float32)
+    X, B, H = tf.constant(act), tf.constant(bias), tf.constant(h_np)
+    T, TB, TH = torch.from_numpy(act), torch.from_numpy(bias), torch.from_numpy(h_np)
+    TC = T.permute(0, 3, 1, 2).contiguous()   # PyTorch's layout for the same pooling
+    per_op = [("relu", lambda: tf.nn.relu(X), lambda: torch.relu(T)),
+              ("bias add [32,24,24,16]+[16]", lambda: X + B, lambda: T + TB),
+              ("global average pool", lambda: tf.reduce_mean(X, axis=[1, 2]), lambda: TC.mean(dim=(2, 3))),
+              ("mean of all", lambda: tf.reduce_mean(X), lambda: T.mean()),
+              ("sigmoid", lambda: tf.sigmoid(X), lambda: torch.sigmoid(T)),
+              ("tanh", lambda: tf.tanh(X), lambda: torch.tanh(T)),
+              ("split [32,1024] in 4 (axis 1)", lambda: tf.split(H, 4, axis=1), lambda: TH.chunk(4, 1))]
+    rows, mid = [], {}
+    for opname, f_tp, f_pt in per_op:
+        t_tp, t_pt = best_of(f_tp, 200), best_of(f_pt, 200)
+        mid[opname] = {"tapeflow": t_tp * 1e6, "pytorch": t_pt * 1e6}
+        rows.append([opname, us(t_tp), us(t_pt), f"{t_tp / t_pt:.2f}x"])
+    print(table("Mid-size kernels of the CNN/LSTM steps (µs; ratio = tapeflow / PyTorch, <1 means tapeflow is "
+                "faster; PyTorch's split is a view)", ["op", "tapeflow", "pytorch", "ratio"], rows))
+    results["mid_size_ops_us"] = mid
+
+
+# -- the seeds' matmul benchmark: x = x @ x from normal / 64, through float32 subnormals -------
+def seeds_matmul(fw, steps=200):
+    code = f"""
+import os, sys, time
+sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+import numpy as np
+x0 = (np.random.default_rng(0).standard_normal((1000, 1000)) / 64).astype(np.float32)
+if {fw!r} == "tapeflow":
+    import tapeflow as m
+    mm, const, host = m.matmul, m.constant, lambda t: t.numpy()
+elif {fw!r} == "tensorflow":
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import tensorflow as m
+    mm, const, host = m.matmul, m.constant, lambda t: t.numpy()
+else:
+    import torch as m
+    mm, const, host = m.matmul, m.from_numpy, lambda t: t.numpy()
+x = const(x0)
+mm(x, x)
+t0 = time.perf_counter()
+for _ in range({steps}):
+    x = mm(x, x)
+    _ = host(x)
+print(time.perf_counter() - t0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return float(out.stdout.split()[-1]) if out.returncode == 0 else None
+
+
+seeds = {fw: seeds_matmul(fw) for fw, mod in (("tapeflow", tf), ("tensorflow", tensorflow), ("pytorch", torch))
+         if mod is not None}
+seeds = {k: v for k, v in seeds.items() if v is not None}
+print(table("The seeds' 1000x1000 matmul benchmark, 200 steps from normal / 64 (s; each in its own process)",
+            ["framework", "seconds", "ratio to tapeflow"],
+            [[k, f"{v:.2f}", f"{v / seeds['tapeflow']:.2f}x"] for k, v in seeds.items()]))
+results["seeds_matmul_s"] = seeds
+
 # -- import time --------------------------------------------------------------------------
 def import_time(mod):
     code = f"import time; t=time.perf_counter(); import {mod}; print(time.perf_counter()-t)"
