@@ -380,8 +380,8 @@ def _fast_steps(steps, outs, progs, reuse=True):
     """The executor's program for ``steps``: per item (a call, its input slots, output slot(s), slots to
     release after it, the index of its first step).  A step is its implementation with device and attributes
     bound; a run of two or more consecutive CPU steps that are kernels of known shapes (fused programs, lone
-    element-wise ops) is one item, a :class:`_Segment` (one C call; ``ins`` None).  None when a step recomputes attributes
-    per run or moves inputs between devices (those run through the general loop)."""
+    element-wise ops) is one item, a :class:`_Segment` (one C call; ``ins`` None).  None when a step
+    recomputes attributes per run or moves inputs between devices (those run through the general loop)."""
     if any(st[5] is not None or st[7] for st in steps):
         return None
     progs = [progs.get(id(st[6])) for st in steps]
