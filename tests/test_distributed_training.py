@@ -17,7 +17,18 @@ TRAIN = textwrap.dedent("""
     import tapeflow as tf
 
     out, mode = sys.argv[1], sys.argv[2]
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    # gradients all-reduced during the backward pass (the default only where there are two cores per process)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(overlap_backward=True))
+    from tapeflow.distribute import _overlap
+    served, match = [], _overlap.Step.match
+
+    def record_match(self, *args):
+        got = match(self, *args)
+        served.append(got is not None)
+        return got
+
+    _overlap.Step.match = record_match
     rank = strategy.cluster_resolver.task_id
     rng = np.random.default_rng(0)
     x = rng.normal(size=(72, 6)).astype(np.float32)
@@ -70,6 +81,7 @@ TRAIN = textwrap.dedent("""
     for xb, yb in strategy.experimental_distribute_dataset(batches):
         strategy.run(step, args=(tf.constant(xb), tf.constant(yb)))
     result["loop"] = [w.numpy().tolist() for w in model2.weights]
+    result["served"] = served
 
     # the chief alone writes checkpoints and summaries (each worker is given its own directory here)
     mine = os.path.join(os.path.dirname(out), f"rank{rank}")
@@ -117,6 +129,8 @@ def test_fit_and_custom_loop_equal_one_process(tmp_path, one_process, n):
     proc, runs = _run(tmp_path, n)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [r["rows"] for r in runs] == [3 * 72 // n] * n    # each worker trains on its part of every batch
+    # every apply_gradients (fit's 3 x 6, the loop's 6) took the sums made during tape.gradient
+    assert [r["served"] for r in runs] == [[True] * 24] * n and one_process["served"] == []
     # and evaluates its part of every batch (3 validations + evaluate; batches of 11, 11, 1 rows)
     share = {2: [6 + 6 + 1, 5 + 5], 3: [4 + 4 + 1, 4 + 4, 3 + 3]}[n]
     assert [r["eval_rows"] for r in runs] == [4 * s for s in share]

@@ -46,6 +46,8 @@ def test_bad_arguments_are_typed_errors():
         tf.distribute.MultiWorkerMirroredStrategy().reduce("MAX", 1.0, axis=None)
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"timeout_seconds=5.*allowed: None"):
         tf.distribute.experimental.CommunicationOptions(timeout_seconds=5)
+    with pytest.raises(TypeError, match="overlap_backward must be True, False or None, not str"):
+        tf.distribute.experimental.CommunicationOptions(overlap_backward="yes")
     with pytest.raises(TypeError, match="devices must be a non-empty list"):
         tf.distribute.MirroredStrategy("cpu:0")
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"global batch of 1 example\(s\) cannot be split over 2"):
@@ -128,3 +130,38 @@ def test_buckets_hold_at_most_bytes_per_pack_and_split_by_dtype():
     buckets = [(idx, nbytes, w.name) for idx, nbytes, w in comm._buckets(ts, 96)]
     # float16 travels as float32 with the other float32 tensors; a tensor bigger than a bucket is one message
     assert buckets == [([0, 1], 80, "float32"), ([2], 24, "int64"), ([3], 400, "float32"), ([4], 20, "float32")]
+
+
+def test_bucket_results_are_views_of_a_buffer_reused_only_once_they_are_gone():
+    from mpi4py import MPI
+
+    from tapeflow.distribute import _collective as C
+
+    class TwoEqualRanks:   # what MPI_Allreduce(SUM) gives when the other rank holds the same values
+        def Get_rank(self):
+            return 0
+
+        def Get_size(self):
+            return 2
+
+        def Allreduce(self, send, recv, op):
+            assert send is MPI.IN_PLACE and op is MPI.SUM
+            recv *= 2
+
+    comm = C.MPIComm(TwoEqualRanks())
+    a = [tf.constant([1.0, 2.0]), tf.constant([[3.0]]), tf.constant(4.0)]
+    first = comm.all_reduce(a)
+    second = comm.all_reduce([t * 10 for t in a])       # the first results are alive: another buffer
+    assert [t.numpy().tolist() for t in first] == [[2.0, 4.0], [[6.0]], 8.0]
+    assert [t.numpy().tolist() for t in second] == [[20.0, 40.0], [[60.0]], 80.0]
+    assert all(np.asarray(t).base is np.asarray(first[0]).base for t in first)   # views of one buffer, no copy
+    assert np.asarray(first[0]).base.size == 4 and np.asarray(second[0]).base is not np.asarray(first[0]).base
+
+    def address(t):
+        return np.asarray(t).__array_interface__["data"][0]
+
+    where = address(first[0])
+    del first
+    third = comm.all_reduce(a)                          # now free: taken again
+    assert address(third[0]) == where
+    assert [t.numpy().tolist() for t in third] == [[2.0, 4.0], [[6.0]], 8.0]

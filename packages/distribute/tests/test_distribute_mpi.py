@@ -18,8 +18,24 @@ LOOP = textwrap.dedent("""
     import tapeflow as tf
 
     out, bytes_per_pack, seeded = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+    overlap = len(sys.argv) < 5 or sys.argv[4] == "1"
     strategy = tf.distribute.MultiWorkerMirroredStrategy(
-        communication_options=tf.distribute.experimental.CommunicationOptions(bytes_per_pack=bytes_per_pack))
+        communication_options=tf.distribute.experimental.CommunicationOptions(bytes_per_pack=bytes_per_pack,
+                                                                               overlap_backward=overlap))
+    from tapeflow.distribute import _overlap
+    launches, served = [], []   # each bucket sent during tape.gradient: its variables, which gradients were ready
+    launch, match = _overlap.Step._launch, _overlap.Step.match
+
+    def record_launch(self, b):
+        launches.append(([self.variables[j].name for j in self.plan[b][0]], list(self.fired)))
+        return launch(self, b)
+
+    def record_match(self, *args):
+        got = match(self, *args)
+        served.append(got is not None)
+        return got
+
+    _overlap.Step._launch, _overlap.Step.match = record_launch, record_match
     rank, n = strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync
     if seeded:
         tf.random.set_seed(1)
@@ -56,15 +72,15 @@ LOOP = textwrap.dedent("""
     gathered = strategy.gather(tf.fill([2], float(rank)), axis=0).numpy().tolist()
     with open(f"{out}.{rank}.json", "w") as f:
         json.dump({"n": n, "initial": initial, "final": [v.numpy().tolist() for v in variables],
-                   "losses": losses, "gathered": gathered}, f)
+                   "losses": losses, "gathered": gathered, "launches": launches, "served": served}, f)
 """)
 
 
-def _run(tmp_path, n, bytes_per_pack=0, seeded=True, name="loop"):
+def _run(tmp_path, n, bytes_per_pack=0, seeded=True, name="loop", overlap=True):
     script = tmp_path / f"{name}.py"
     script.write_text(LOOP)
-    out = tmp_path / f"{name}-{n}-{bytes_per_pack}"
-    proc = run_mpi(script, n, [out, bytes_per_pack, int(seeded)], timeout=120)
+    out = tmp_path / f"{name}-{n}-{bytes_per_pack}-{int(overlap)}"
+    proc = run_mpi(script, n, [out, bytes_per_pack, int(seeded), int(overlap)], timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return [json.loads(open(f"{out}.{r}.json").read()) for r in range(n)]
 
@@ -91,6 +107,23 @@ def test_custom_loop_equals_one_process_and_replicas_are_bit_identical(tmp_path,
     assert _close(runs[0]["losses"], one_process["losses"])
     assert sum(one_process["losses"][-5:]) < sum(one_process["losses"][:5])     # it trained
     assert runs[0]["gathered"] == [float(r) for r in range(n) for _ in range(2)]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_buckets_are_all_reduced_during_the_backward_pass_with_the_same_result(tmp_path, n):
+    runs = _run(tmp_path, n, bytes_per_pack=64)   # b2, w2, b1, w1: a bucket each
+    steps = len(runs[0]["losses"])
+    for r in runs:
+        # every step's buckets leave in reverse order of the variables, each as soon as its gradient is final:
+        # the first while only b2's gradient exists (the backward pass has w2, b1, w1 still to differentiate)
+        assert [names for names, _ in r["launches"]] == [["b2:0"], ["w2:0"], ["b1:0"], ["w1:0"]] * steps
+        assert [ready for _, ready in r["launches"][:4]] == [[False, False, False, True], [False, False, True, True],
+                                                              [False, True, True, True], [True, True, True, True]]
+        assert r["served"] == [True] * steps   # all_reduce(grads) took the sums made during tape.gradient
+    sync = _run(tmp_path, n, bytes_per_pack=64, overlap=False)
+    assert sync[0]["launches"] == [] and sync[0]["served"] == []
+    for r, s in zip(runs, sync):
+        assert r["final"] == s["final"] and r["losses"] == s["losses"]   # the same bits as all at once
 
 
 def test_variables_created_in_scope_are_broadcast_from_rank_0_without_a_shared_seed(tmp_path):

@@ -48,6 +48,9 @@ class _State(threading.local):
 
 
 _state = _State()
+# on_gradient[0](sources) -> None or watch(j, grad), called by each tape.gradient: watch gets each source's
+# gradient as soon as no op left can add to it (tapeflow.distribute overlaps its all-reduce with the backward pass)
+on_gradient = [None]
 _lock = threading.Lock()
 _entered = 0  # tapes entered on any thread; the tape is subscribed to core's hooks while > 0
 _subscription = None
@@ -352,7 +355,8 @@ class GradientTape:
         flat_s = [sources] if type(sources) is Tensor else _sources(sources)
         seeds = [_ones(target)] if output_gradients is None and type(target) is Tensor else \
             _seeds(target, flat_t, output_gradients)
-        grads = self._backward(flat_t, flat_s, seeds)
+        hook = on_gradient[0]
+        grads = self._backward(flat_t, flat_s, seeds, None if hook is None else hook(flat_s))
         if mode == "zero":
             grads = [_zeros_for(s) if g is None else g for g, s in zip(grads, flat_s)]
         if not self._persistent:
@@ -511,8 +515,9 @@ class GradientTape:
             return ()
         return tuple(id(v) for v in vals)
 
-    def _backward(self, targets, sources, seeds, _id=id, _Tensor=Tensor):
-        """One gradient per source (None when unconnected) for targets weighted by seeds."""
+    def _backward(self, targets, sources, seeds, watch=None, _id=id, _Tensor=Tensor):
+        """One gradient per source (None when unconnected) for targets weighted by seeds; ``watch(j, g)``
+        (optional) gets source j's gradient once the ops left to run cannot add to it."""
         ops = self._ops
         src_ids = [self._source_ids(s) for s in sources]
         init = set()
@@ -559,7 +564,13 @@ class GradientTape:
             return [None] * len(sources)
         grads_get = grads.get
         per_get, rule_get = PER_INPUT.get, GRADIENTS.get
+        ready = None if watch is None else _ready_order(ops, src_ids, first)
+        fired = {}
         for i in range(n - 1, first - 1, -1):
+            while ready and ready[-1][0] > i:
+                j = ready.pop()[1]
+                fired[j] = _sum_of(src_ids[j], grads_get)
+                watch(j, fired[j])
             op, ins, out, attrs = ops[i]
             if type(out) is _Tensor:
                 k = _id(out)
@@ -608,14 +619,9 @@ class GradientTape:
                     gi = _unbroadcast(gi, t._shape, op)
                 prev = grads_get(k)
                 grads[k] = gi if prev is None else _add(prev, gi)
-        out = []
-        for ids in src_ids:
-            acc = None
-            for k in ids:
-                g = grads_get(k)
-                if g is not None:
-                    acc = g if acc is None else _add(acc, g)
-            out.append(acc)
+        out = [fired[j] if j in fired else _sum_of(ids, grads_get) for j, ids in enumerate(src_ids)]
+        for _, j in reversed(ready or ()):
+            watch(j, out[j])
         return out
 
 
@@ -640,6 +646,27 @@ class _StopRecording:
 # ---- helpers ------------------------------------------------------------------------------
 
 _nondiff_cache: dict = {}
+
+
+def _sum_of(ids, grads_get):
+    acc = None
+    for k in ids:
+        g = grads_get(k)
+        if g is not None:
+            acc = g if acc is None else _add(acc, g)
+    return acc
+
+
+def _ready_order(ops, src_ids, first) -> list:
+    """(index of the first op that reads source j, j), sorted: j's gradient is final before that op's turn."""
+    where = {k: j for j, ids in enumerate(src_ids) for k in ids}
+    at = [-1] * len(src_ids)
+    for i in range(len(ops) - 1, first - 1, -1):
+        for t in ops[i][1]:
+            j = where.get(id(t))
+            if j is not None:
+                at[j] = i
+    return sorted((a, j) for j, a in enumerate(at))
 
 
 def _nondiff(op) -> bool:

@@ -1,11 +1,13 @@
 """Collectives between replicas: over MPI (one replica per process) and over threads (one per device).
 
 Gradients and variables travel in buckets: many small tensors of one wire dtype are packed into one
-flat host buffer of at most ``bytes_per_pack`` bytes and reduced by one ``MPI_Allreduce``.  A host
-tensor bigger than a bucket goes to MPI without a copy (its buffer through the buffer protocol, the
-result received straight into a new tensor's buffer); a tensor on a GPU device is staged through
-host memory (CUDA-aware MPI is not used).  The calls block: MPICH's non-blocking collectives
-progress only inside MPI calls, so posting them early measured slower here, not faster.
+flat host buffer of at most ``bytes_per_pack`` bytes (one copy each, into a buffer reused across
+steps) and reduced in place by one ``MPI_Allreduce``; the results are views of that buffer (no copy
+out).  A host tensor bigger than a bucket goes to MPI without a copy (its buffer through the buffer
+protocol, the result received straight into a new tensor's buffer); a tensor on a GPU device is staged
+through host memory (CUDA-aware MPI is not used).  These calls block; the overlap of gradient buckets
+with the backward pass is ``_overlap``'s (a helper thread: MPICH's non-blocking collectives progress
+only inside MPI calls).
 """
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def _digest(sig) -> int:
 
 def _host_view(t: Tensor) -> np.ndarray:
     """The tensor's values as a flat host array: its own buffer on the CPU, a staged copy from a GPU."""
-    return np.asarray(t).reshape(-1)
+    return t._host().reshape(-1)
 
 
 class _Pool:
@@ -91,6 +93,39 @@ class _Pool:
         return entry[0], entry[1]
 
 
+class _Buckets:
+    """Flat host buffers for buckets, reused across steps: a bucket's results are views of its buffer (no copy
+    out), so a buffer is taken again only once none of those views is alive (NumPy views of a buffer that owns
+    its memory hold a reference to it, and a CPU tensor holds its view)."""
+
+    KEEP = 3   # buffers kept per size and dtype
+
+    def __init__(self):
+        self._free = {}
+
+    def get(self, n, npdt):
+        pool = self._free.setdefault((n, npdt.str), [])
+        for buf in pool:
+            if sys.getrefcount(buf) == 3:   # the pool's list, this loop's name, getrefcount's argument
+                return buf
+        buf = np.empty(n, npdt)
+        pool.append(buf)
+        if len(pool) > self.KEEP:
+            pool.pop(0)   # forgotten, not freed: tensors may still view it
+        return buf
+
+
+def _views(flat: np.ndarray, tensors, dev) -> list:
+    """Tensors on the CPU device ``dev`` over consecutive slices of ``flat`` (shapes and sizes of ``tensors``)."""
+    ptr = dev.backend.host_ptr
+    out, o = [], 0
+    for t in tensors:
+        host = flat[o:o + t._size].reshape(t._shape)
+        out.append(make(ptr(host), host, t._shape, t._dtype, dev, t._size))
+        o += t._size
+    return out
+
+
 def _wrap(flat: np.ndarray, shape, dtype, dev, pool) -> Tensor:
     """A tensor on ``dev`` holding ``flat`` (one copy out of the bucket; staged onto a GPU device)."""
     if dev.kind == "cpu":
@@ -108,13 +143,7 @@ class MPIComm:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self._pool = _Pool()
-        self._flat = {}   # wire dtype -> the bucket buffer (used within one call)
-
-    def _bucket_buffer(self, n, npdt):
-        buf = self._flat.get(npdt.str)
-        if buf is None or buf.size < n:
-            buf = self._flat[npdt.str] = np.empty(n, npdt)
-        return buf[:n]
+        self._bucket_bufs = _Buckets()
 
     # -- agreement ------------------------------------------------------------------------------
     def check(self, sig, what, op):
@@ -155,16 +184,19 @@ class MPIComm:
                 self.comm.Allreduce(_host_view(t), host.reshape(-1), op=MPI.SUM)
                 results = [make(h, host, t._shape, w, t._dev, t._size)]
             else:
-                flat = self._bucket_buffer(sum(t._size for t in ts), np.dtype(w.np))
-                o = 0
-                for t in ts:
-                    flat[o:o + t._size] = _host_view(t)
-                    o += t._size
+                # many tensors: packed by one copy each into a reused buffer, reduced in place, and the results
+                # are views of that buffer (CPU) or staged from it (a GPU device)
+                flat = self._bucket_bufs.get(sum(t._size for t in ts), np.dtype(w.np))
+                np.concatenate([_host_view(t) for t in ts], out=flat)
                 self.comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
-                results, o = [], 0
-                for t in ts:
-                    results.append(_wrap(flat[o:o + t._size], t._shape, t._dtype, t._dev, self._pool))
-                    o += t._size
+                dev = ts[0]._dev
+                if dev.kind == "cpu" and all(t._dev is dev for t in ts):
+                    results = _views(flat, ts, dev)
+                else:
+                    results, o = [], 0
+                    for t in ts:
+                        results.append(_wrap(flat[o:o + t._size], t._shape, t._dtype, t._dev, self._pool))
+                        o += t._size
             for i, r in zip(idx, results):
                 orig = tensors[i]
                 out[i] = r if r._dtype is orig._dtype else K.cast(r, orig._dtype)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import typing
 import weakref
@@ -16,7 +17,7 @@ from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
 from . import _collective as C
-from . import _faults
+from . import _faults, _overlap
 
 
 # ---- reduce ops, options ------------------------------------------------------------------------
@@ -44,14 +45,18 @@ class CommunicationOptions:
     """Options of the collectives (``tf.distribute.experimental.CommunicationOptions``).
 
     ``bytes_per_pack``: gradients are all-reduced in buckets of at most this many bytes (0: the
-    default, 4 MiB); ``implementation`` is ``"AUTO"`` or ``"MPI"`` (both MPI).
+    default, 4 MiB); ``implementation`` is ``"AUTO"`` or ``"MPI"`` (both MPI); ``overlap_backward``
+    (tapeflow's): True starts a bucket's all-reduce as soon as ``tape.gradient`` has its gradients, on a
+    helper thread, while the rest of the backward pass runs; False reduces them all at once in
+    ``apply_gradients``; None (the default) overlaps when this machine has at least two cores per process
+    of the job on it (the helper thread's MPI polls a core: with fewer cores it slows the backward pass).
 
     >>> import tapeflow as tf
     >>> tf.distribute.experimental.CommunicationOptions(bytes_per_pack=1 << 20).bytes_per_pack
     1048576
     """
 
-    def __init__(self, bytes_per_pack=0, timeout_seconds=None, implementation="AUTO"):
+    def __init__(self, bytes_per_pack=0, timeout_seconds=None, implementation="AUTO", overlap_backward=None):
         if isinstance(bytes_per_pack, bool) or not isinstance(bytes_per_pack, (int, np.integer)) or bytes_per_pack < 0:
             raise InvalidArgumentError(f"bytes_per_pack={bytes_per_pack!r}; allowed: an int >= 0", "CollectiveReduce")
         if timeout_seconds is not None:
@@ -62,6 +67,9 @@ class CommunicationOptions:
         if str(impl).upper() not in ("AUTO", "MPI"):
             raise InvalidArgumentError(f"implementation={implementation!r}; allowed: 'AUTO' or 'MPI'",
                                        "CollectiveReduce")
+        if overlap_backward is not None and not isinstance(overlap_backward, bool):
+            raise TypeError(f"overlap_backward must be True, False or None, not {type(overlap_backward).__name__}")
+        self.overlap_backward = overlap_backward
         self.bytes_per_pack = int(bytes_per_pack)
         self.timeout_seconds = None
         self.implementation = str(impl).upper()
@@ -462,10 +470,36 @@ class MultiWorkerMirroredStrategy(Strategy):
             _faults.install(self._comm.rank)
             _chief[0] = self._comm.rank == 0
         self._ctx = ReplicaContext(self, self._comm.rank)
+        self._overlap = None   # the helper thread that all-reduces buckets during the backward pass
+        self._pending = None   # the last tape.gradient's overlapped all-reduce, until its sums are used
+        overlap = communication_options.overlap_backward
+        if overlap is None and self._comm.size > 1:   # two cores per process of the job on this machine
+            local = self._comm.comm.Split_type(MPI.COMM_TYPE_SHARED)
+            overlap = len(os.sched_getaffinity(0)) >= 2 * local.Get_size()
+            local.Free()
+        if self._comm.size > 1 and overlap and MPI.Query_thread() == MPI.THREAD_MULTIPLE:
+            from tapeflow.autodiff import tape as _tape
+
+            self._overlap = _overlap.Reducer(self._comm.comm)
+            _tape.on_gradient[0] = _on_gradient
 
     @property
     def num_replicas_in_sync(self) -> int:
         return self._comm.size
+
+    def _begin_overlap(self, ctx, variables):
+        """The overlapped all-reduce of one ``tape.gradient`` over ``variables`` (checked across ranks first)."""
+        with pause_all():
+            sig = [(v.name, tuple(v.shape), v.dtype.name + ("" if self._synced.has(v) else " (not yet broadcast)"))
+                   for v in variables]
+            self._comm.check(sig, "gradients of tape.gradient (all-reduced during the backward pass)",
+                             "CollectiveReduce")
+        scale = None
+        if ctx._batch is not None:
+            local, total = ctx._batch
+            scale = local / total
+        self._pending = _overlap.Step(self._overlap, list(variables), scale, self._bytes)
+        return self._pending
 
     def run(self, fn, args=(), kwargs=None, options=None):
         """Call ``fn(*args, **kwargs)`` as this process's replica (per-replica values give its own part)."""
@@ -488,6 +522,12 @@ class MultiWorkerMirroredStrategy(Strategy):
         return self._comm.all_gather(parts[0])
 
     def _all_reduce(self, ctx, tensors, names):
+        step = self._pending
+        if step is not None:
+            summed = step.match(tensors)   # the gradients of the last tape.gradient: summed during it
+            if summed is not None:
+                self._pending = None
+                return summed
         self._comm.check(C.signature(names, tensors), "all_reduce", "CollectiveReduce")
         return self._comm.all_reduce(tensors, self._bytes)
 
@@ -520,16 +560,26 @@ class MultiWorkerMirroredStrategy(Strategy):
         if self._comm.size == 1:
             return apply_fn(pairs, global_step)
         with pause_all():
-            grads = ctx._scale_grads([g if isinstance(g, Tensor) else K.convert_to_tensor(g) for g, _ in pairs])
+            raw = [g if isinstance(g, Tensor) else K.convert_to_tensor(g) for g, _ in pairs]
             variables = [v for _, v in pairs]
-            fresh = [not self._synced.has(v) for v in variables]
-            sig = [(v.name, tuple(g._shape), g._dtype.name + (" (not yet broadcast)" if f else ""))
-                   for g, v, f in zip(grads, variables, fresh)]
-            self._comm.check(sig, f"gradients of {type(optimizer).__name__}.apply_gradients", "CollectiveReduce")
-            if any(fresh):   # created outside scope(): rank 0's value before the first update
-                self._broadcast_variables([v for v, f in zip(variables, fresh) if f])
-            summed = self._comm.all_reduce(grads, self._bytes)
+            step, self._pending = self._pending, None
+            summed = None if step is None else step.match(raw, variables)
+            if summed is not None:   # all-reduced (and scaled) during the backward pass
+                self._broadcast_variables([v for v in variables if not self._synced.has(v)])
+            else:
+                summed = self._reduce_gradients(ctx, optimizer, raw, variables)
         return apply_fn(list(zip(summed, variables)), global_step)
+
+    def _reduce_gradients(self, ctx, optimizer, raw, variables):
+        """The synchronous path: this replica's (scaled) gradients checked across ranks, then summed."""
+        grads = ctx._scale_grads(raw)
+        fresh = [not self._synced.has(v) for v in variables]
+        sig = [(v.name, tuple(g._shape), g._dtype.name + (" (not yet broadcast)" if f else ""))
+               for g, v, f in zip(grads, variables, fresh)]
+        self._comm.check(sig, f"gradients of {type(optimizer).__name__}.apply_gradients", "CollectiveReduce")
+        if any(fresh):   # created outside scope(): rank 0's value before the first update
+            self._broadcast_variables([v for v, f in zip(variables, fresh) if f])
+        return self._comm.all_reduce(grads, self._bytes)
 
     # -- fit's hooks ----------------------------------------------------------------------------------------
     def _shared_seed(self, seed, shuffle):
@@ -843,6 +893,18 @@ def _update_context():
     if _state.scopes and isinstance(_state.scopes[-1], MultiWorkerMirroredStrategy):
         return _state.scopes[-1]._ctx
     return None
+
+
+def _on_gradient(sources):
+    """tapeflow.autodiff's hook, called by every tape.gradient: the overlapped all-reduce of its gradients when
+    a MultiWorkerMirroredStrategy replica differentiates variables, else None."""
+    ctx = _update_context()
+    if ctx is None:
+        return None
+    strategy = ctx._strategy
+    if getattr(strategy, "_overlap", None) is None or not _overlap.wants(sources):
+        return None
+    return strategy._begin_overlap(ctx, sources)
 
 
 def _current_strategy():
