@@ -287,3 +287,14 @@ def test_add_concatenates_strings_as_tensorflows_addv2():
     assert tf.function(lambda s: s + "!")(tf.constant("q")).numpy() == b"q!"
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"string \+ string.*\[Op:AddV2\]"):
         tf.constant("a") + 1
+
+
+def test_a_list_of_string_tensors_packs_into_one():
+    # TensorFlow: tf.constant([tf.constant("a"), tf.constant("b")]) is a string vector (serialized records, PNGs)
+    assert tf.constant([tf.constant("a"), tf.constant("b")]).numpy().tolist() == [b"a", b"b"]
+    assert tf.convert_to_tensor([tf.constant(["a", "c"]), tf.constant(["b", "d"])]).shape == (2, 2)
+    assert tf.constant([[tf.constant("a")], [b"b"]]).numpy().tolist() == [[b"a"], [b"b"]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="mixed strings and int"):
+        tf.constant([tf.constant("a"), 1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ragged"):
+        tf.constant([tf.constant(["a", "c"]), tf.constant(["b"])])

@@ -25,6 +25,8 @@ def host(e):
         return {k: host(v) for k, v in e.items()}
     if isinstance(e, tf.Tensor):
         a = e.numpy()
+        if e.dtype.is_string:
+            return ("string", tuple(e.shape), a.tolist() if isinstance(a, np.ndarray) else a)
         return (e.dtype.name, tuple(e.shape), np.asarray(a, np.float64 if e.dtype.is_floating else a.dtype).tolist())
     if isinstance(e, np.ndarray):
         return ("string", e.shape, e.tolist())

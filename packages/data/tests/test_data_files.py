@@ -63,7 +63,7 @@ def test_make_csv_dataset_infers_types_and_splits_the_label(csv_path):
     assert list(feats) == ["id", "score", "name"]  # header order, the label taken out
     # TensorFlow 2.21 infers int32, float32, string here (and int32 for the label)
     assert feats["id"].dtype == tf.int32 and feats["score"].dtype == tf.float32
-    assert feats["name"].tolist() == [b"alpha", b"b, c", b"gamma"]
+    assert feats["name"].numpy().tolist() == [b"alpha", b"b, c", b"gamma"]
     assert feats["score"].numpy().tolist() == [0.5, 0.0, 2.25]  # the inferred default fills the empty field
     assert label.dtype == tf.int32 and label.numpy().tolist() == [7, 8, 9]
 
@@ -87,7 +87,7 @@ def test_make_csv_dataset_options(tmp_path, csv_path):
     named = tf.data.experimental.make_csv_dataset(str(p), 2, column_names=["n", "s"], header=False,
                                                   num_epochs=1, shuffle=False)
     b = next(iter(named))
-    assert b["n"].numpy().tolist() == [1, 2] and b["s"].tolist() == [b"x", b"y"]
+    assert b["n"].numpy().tolist() == [1, 2] and b["s"].numpy().tolist() == [b"x", b"y"]
     with pytest.raises(InvalidArgumentError, match="label_name"):
         tf.data.experimental.make_csv_dataset(csv_path, 2, label_name="nope")
     with pytest.raises(InvalidArgumentError, match="No files match"):

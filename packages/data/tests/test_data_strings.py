@@ -81,3 +81,44 @@ def test_generator_with_a_string_signature():
         return m.data.Dataset.from_generator(gen, output_signature=sig)
 
     assert both(build) == [(b"x", 1), (b"yy", 2)]
+
+
+def _is_string_tensor(v, shape):
+    return isinstance(v, tf.Tensor) and v.dtype is tf.string and tuple(v.shape) == shape
+
+
+def test_iteration_yields_string_tensors_as_tensorflow():
+    # TensorFlow: next(iter(from_tensor_slices(["a", "b"]))) is <tf.Tensor: shape=(), dtype=string, numpy=b'a'>
+    ds = tf.data.Dataset.from_tensor_slices(["a", "b"])
+    e = next(iter(ds))
+    assert _is_string_tensor(e, ()) and e.numpy() == b"a"
+    assert _is_string_tensor(iter(ds).get_next(), ())
+    assert list(ds.as_numpy_iterator()) == [b"a", b"b"]  # bytes there, as in TensorFlow
+    for d, shape in ((ds.batch(2), (2,)), (ds.cache(), ()), (ds.shuffle(2, seed=1), ()),
+                     (ds.map(tf.strings.upper), ()), (tf.data.Dataset.from_tensors("x"), ()),
+                     (tf.data.Dataset.from_tensor_slices([["a", "b"], ["c", "d"]]).padded_batch(2), (2, 2))):
+        for v in d:
+            assert _is_string_tensor(v, shape)
+    e = next(iter(tf.data.Dataset.from_tensor_slices({"t": ["a"], "y": [1]})))
+    assert _is_string_tensor(e["t"], ()) and e["y"].dtype is tf.int32
+
+
+def test_functions_receive_string_tensors():
+    seen = []
+
+    def f(s, y):
+        seen.append(type(s))
+        return tf.strings.length(s) + tf.cast(tf.size(tf.reshape(s, [-1])), tf.int32) * 0 + y, s.shape.rank
+
+    ds = tf.data.Dataset.from_tensor_slices((["ab", "c"], [1, 2])).map(f)
+    assert [tuple(np.asarray(v).tolist() for v in e) for e in ds.as_numpy_iterator()] == [(3, 0), (3, 0)]
+    assert set(seen) == {tf.Tensor}
+    kept = tf.data.Dataset.from_tensor_slices(["ab", "c"]).filter(lambda s: s.shape == () and
+                                                                    tf.strings.length(s) > 1)
+    assert list(kept.as_numpy_iterator()) == [b"ab"]
+    out = tf.data.Dataset.from_tensor_slices(["a", "b"]).scan(
+        tf.constant(""), lambda st, s: (tf.strings.join([st, s]), tf.strings.join([st, s])))
+    assert list(out.as_numpy_iterator()) == [b"a", b"ab"]
+    total = tf.data.Dataset.from_tensor_slices(["a", "bc"]).reduce(
+        tf.constant(0), lambda n, s: n + tf.strings.length(s))
+    assert int(total) == 3

@@ -207,9 +207,9 @@ def test_list_files(tmp_path):
     for name in ("b.txt", "a.txt", "c.csv"):
         (tmp_path / name).write_text(name)
     ds = Dataset.list_files(str(tmp_path / "*.txt"), shuffle=False)
-    assert [f.decode() for f in ds] == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    assert [f.numpy().decode() for f in ds] == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
     both = Dataset.list_files([str(tmp_path / "*.csv"), str(tmp_path / "a*")], shuffle=False)
-    assert [f.rsplit(b"/", 1)[1] for f in both] == [b"c.csv", b"a.txt"]
+    assert [f.numpy().rsplit(b"/", 1)[1] for f in both] == [b"c.csv", b"a.txt"]
     shuffled = Dataset.list_files(str(tmp_path / "*"), seed=3)
     assert sorted(shuffled.as_numpy_iterator()) == sorted(f.encode() for f in map(str, tmp_path.iterdir()))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"No files matched pattern: .*nothing\*.*ListFiles"):

@@ -154,7 +154,7 @@ def test_padded_batch_shapes_values_and_structures():
     assert values(pb) == [([[[1, 1], [-1, -1], [-1, -1], [-1, -1]], [[2, 2], [2, 2], [-1, -1], [-1, -1]]],
                            [1.0, 2.0])]
     assert pb.element_spec == (TensorSpec([2, 4, None], tf.int64), TensorSpec([2], tf.float32))
-    text = Dataset.from_tensor_slices([["a", "b"], ["c", "d"]]).map(lambda s: s[: 1 + (s[0] == b"c")])
+    text = Dataset.from_tensor_slices([["a", "b"], ["c", "d"]]).map(lambda s: s[: 1 + tf.cast(s[0] == b"c", tf.int32)])
     assert values(text.padded_batch(2, padding_values="?")) == [[[b"a", b"?"], [b"c", b"d"]]]
 
 

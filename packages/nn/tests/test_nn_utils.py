@@ -157,7 +157,7 @@ def test_text_dataset_from_directory(tmp_path):
                                        verbose=False)
     texts, labels = [], []
     for t, lab in ds:
-        texts += list(t)
+        texts += list(t.numpy())
         labels += labels_list(lab)
     assert ds.class_names == ["neg", "pos"] and len(texts) == 6
     assert all(len(t) <= 6 for t in texts)
@@ -169,7 +169,7 @@ def test_text_dataset_from_directory(tmp_path):
         ours = U.text_dataset_from_directory(str(tmp_path), shuffle=False, max_length=6, verbose=False)
         kt, kl = next(iter(kds))
         ot, ol = next(iter(ours))
-        assert list(ot) == list(kt.numpy()) and ol.numpy().tolist() == kl.numpy().tolist()
+        assert list(ot.numpy()) == list(kt.numpy()) and ol.numpy().tolist() == kl.numpy().tolist()
 
 
 def labels_list(t):

@@ -315,6 +315,8 @@ def _is_stringy(value) -> bool:
         value = value[0]
     if isinstance(value, (str, bytes, np.str_, np.bytes_)):
         return True
+    if isinstance(value, Tensor):  # a list of string tensors packs into one, as TensorFlow's
+        return value._dtype.is_string
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "SU":
             return True
@@ -343,6 +345,8 @@ def _string_array(value) -> np.ndarray:
             flat_out[i] = bytes(v)
         elif isinstance(v, str):
             flat_out[i] = v.encode("utf-8")
+        elif isinstance(v, Tensor) and v._dtype.is_string and not v._shape:
+            flat_out[i] = v._host()[()]
         else:
             raise InvalidArgumentError(f"cannot convert {_short(value)} to a tensor: mixed strings and "
                                        f"{type(v).__name__} values; allowed: str or bytes only for a string tensor",
@@ -357,7 +361,7 @@ def _nested_depth(value) -> int:
             return d + 1
         value = value[0]
         d += 1
-    return d + (value.ndim if isinstance(value, np.ndarray) else 0)
+    return d + (value.ndim if isinstance(value, np.ndarray) else len(value._shape) if isinstance(value, Tensor) else 0)
 
 
 def _infer_array(value, dtype):

@@ -256,6 +256,7 @@ def _caller(fn, op):
         raise InvalidArgumentError(f"expected a function, got {type(fn).__name__} {fn!r:.60}", op)
 
     def call(e):
+        e = S.for_user(e)  # text as tf.string tensors, as TensorFlow hands it to the function
         return fn(*e) if type(e) is tuple else fn(e)
 
     return call

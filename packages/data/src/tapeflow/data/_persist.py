@@ -141,6 +141,7 @@ class _ShardWriter:
 
 
 def _shard_index(shard_func, e, op):
+    e = S.for_user(e)
     k = shard_func(*e) if type(e) is tuple else shard_func(e)
     if isinstance(k, Tensor):
         if k.shape or not k.dtype.is_integer:

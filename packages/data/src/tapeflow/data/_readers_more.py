@@ -103,7 +103,7 @@ class CsvDataset(_FileReader):
     >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
     >>> _ = open(path, "w").write("x,name\\n1,a\\n2,\\n")
     >>> ds = tf.data.experimental.CsvDataset(path, [tf.int32, ["?"]], header=True)
-    >>> [(int(x), s) for x, s in ds]
+    >>> [(int(x), s.numpy()) for x, s in ds]
     [(1, b'a'), (2, b'?')]
     """
 

@@ -62,7 +62,7 @@ class ScanDataset(_Unary):
 
     def _step(self, state, e):
         op = self._op
-        out = self._fn(state, e)
+        out = self._fn(S.for_user(state), S.for_user(e))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise InvalidArgumentError(f"scan_func must return a pair (new_state, output_element), got "
                                        f"{type(out).__name__} {out!r:.60}", op)

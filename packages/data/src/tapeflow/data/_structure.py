@@ -1,8 +1,9 @@
 """Element structures: nesting (tuples, namedtuples, dicts), TensorSpec, conversion of values.
 
 An element of a dataset is a leaf or a nest of tuples, namedtuples and dicts whose leaves are
-tensors (text, of dtype ``tf.string``, is held as ``bytes`` scalars and NumPy object arrays of ``bytes``
-when batched; string tensors convert to that form on the way in, and every ``tf.strings`` op takes it).
+tensors (text, of dtype ``tf.string``, is held inside a pipeline as ``bytes`` scalars and NumPy object arrays of
+``bytes`` when batched; string tensors convert to that form on the way in, and :func:`for_user` turns it back into
+``tf.string`` tensors on the way out: iteration and the user's functions see string tensors, as in TensorFlow).
 Dicts flatten in sorted key order and keep their own key order when packed again, as ``tf.nest`` does.
 """
 from __future__ import annotations
@@ -249,6 +250,28 @@ def to_text(v):
     return out
 
 
+def _text_tensor(v) -> Tensor:
+    return constant(v if isinstance(v, (bytes, np.ndarray)) else to_text(v), string)
+
+
+def for_user(e):
+    """An element as the user sees it (iteration, the functions of map, filter, scan, ...): text leaves held
+    as ``bytes``/object arrays become ``tf.string`` tensors, as TensorFlow yields them; others stay as they are."""
+    t = type(e)
+    if t is Tensor:
+        return e
+    if t is bytes or (t is np.ndarray and e.dtype == object):
+        return _text_tensor(e)
+    if isinstance(e, tuple):
+        vals = [for_user(v) for v in e]
+        return t(*vals) if _is_namedtuple(e) else tuple(vals)
+    if isinstance(e, dict):
+        return t((k, for_user(v)) for k, v in e.items())
+    if _is_text(e):
+        return _text_tensor(e)
+    return e
+
+
 def to_component(v, op: str):
     """A source value as a tensor (or text); lists are values, as in TensorFlow, not structures."""
     if type(v) is Tensor:
@@ -256,11 +279,12 @@ def to_component(v, op: str):
     if _is_text(v) or (isinstance(v, list) and _text_list(v)):
         return to_text(v)
     try:
-        return convert_to_tensor(v)
+        t = convert_to_tensor(v)  # (a list of string tensors too)
     except InvalidArgumentError as e:
         raise InvalidArgumentError(e.message, op) from None
     except TypeError as e:
         raise InvalidArgumentError(str(e), op) from None
+    return to_text(t) if t._dtype.is_string else t
 
 
 def to_components(value, op: str):

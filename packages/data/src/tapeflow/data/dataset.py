@@ -369,7 +369,7 @@ class Dataset:
         >>> import tapeflow as tf, tempfile, pathlib
         >>> d = pathlib.Path(tempfile.mkdtemp())
         >>> for n in ("b.txt", "a.txt"): _ = (d / n).write_text("x")
-        >>> [pathlib.Path(f.decode()).name for f in tf.data.Dataset.list_files(str(d / "*.txt"), shuffle=False)]
+        >>> [pathlib.Path(f.numpy().decode()).name for f in tf.data.Dataset.list_files(str(d / "*.txt"), shuffle=False)]
         ['a.txt', 'b.txt']
         """
         from .readers import _list_files
@@ -587,7 +587,7 @@ class Dataset:
                                        "ReduceDataset")
         specs = S.flatten(S.spec_of(state))
         for e in self:
-            new = S.normalize(reduce_func(state, e), "ReduceDataset")
+            new = S.normalize(reduce_func(S.for_user(state), e), "ReduceDataset")
             if not S.same_structure(new, state):
                 raise InvalidArgumentError(f"reduce_func returned a state nested as {S.describe(new)}; the initial "
                                            f"state is nested as {S.describe(state)}", "ReduceDataset")
@@ -824,12 +824,12 @@ class Iterator:
         return self
 
     def __next__(self) -> typing.Any:  # (declared: a type checker would infer "never" from the base Dataset)
-        return next(self._it)
+        return S.for_user(next(self._it))
 
     def get_next(self):
         """The next element; ``tf.errors.OutOfRangeError`` at the end."""
         try:
-            return next(self._it)
+            return S.for_user(next(self._it))
         except StopIteration:
             raise OutOfRangeError("End of sequence", "IteratorGetNext") from None
 

@@ -40,6 +40,8 @@ def _as_path(f, op) -> str:
 
 
 def _paths(filenames, op) -> list:
+    if hasattr(filenames, "numpy") and getattr(filenames, "dtype", None) is S.string:  # a tf.string tensor
+        filenames = filenames.numpy()
     if isinstance(filenames, (str, bytes, os.PathLike, np.bytes_)):
         return [_as_path(filenames, op)]
     if isinstance(filenames, np.ndarray):

@@ -510,7 +510,7 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     ...     _ = open(os.path.join(root, cls, "1.txt"), "w").write(text)
     >>> ds = tf.keras.utils.text_dataset_from_directory(root, shuffle=False, verbose=False)
     >>> texts, labels = next(iter(ds))
-    >>> list(texts), labels.numpy().tolist()
+    >>> texts.numpy().tolist(), labels.numpy().tolist()
     ([b'bad', b'good'], [0, 1])
     """
     what = "text_dataset_from_directory"
