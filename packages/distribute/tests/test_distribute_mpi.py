@@ -137,13 +137,19 @@ FAULT = textwrap.dedent("""
     import tapeflow as tf
 
     mode = sys.argv[1]
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(overlap_backward=True))
     rank = strategy.cluster_resolver.task_id
     shape = [3, 4 + rank] if mode == "shape" else [3, 4]
     with strategy.scope():
         vs = [tf.Variable(tf.zeros([2]), name=f"v{i}") for i in range(2 + (rank if mode == "count" else 0))]
         vs.append(tf.Variable(tf.zeros(shape), name="kernel"))
     ctx_grads = [tf.ones(v.shape) for v in vs]
+    if mode == "none":   # rank 1's loss does not use v0: its gradient is None there only
+        with tf.GradientTape() as tape:
+            loss = sum(tf.reduce_sum(v) for v in vs[1 if rank == 1 else 0:])
+        ctx_grads = strategy.run(lambda: tape.gradient(loss, vs))
+        ctx_grads = [tf.zeros(v.shape) if g is None else g for g, v in zip(ctx_grads, vs)]
     if mode == "raise" and rank == 1:
         raise RuntimeError("worker one broke on purpose")
     if mode == "kill" and rank == 1:
@@ -183,6 +189,15 @@ def test_mismatched_variable_counts_are_named_at_the_first_collective(tmp_path):
     proc, _ = _fault(tmp_path, "count")
     assert proc.returncode != 0
     assert "rank 0 has 3 variables but rank 1 has 4 (differing: ['v2:0'])" in proc.stderr
+
+
+def test_gradients_none_on_one_rank_only_are_named_when_reduced_during_the_backward_pass(tmp_path):
+    proc, _ = _fault(tmp_path, "none")
+    assert proc.returncode != 0
+    assert "the replicas disagree on which gradients are None: of the variables ['kernel:0', 'v1:0', 'v0:0'], rank" \
+        in proc.stderr
+    assert "rank 1 has 1 None ['v0:0'], the 2 ranks 1 in all" in proc.stderr or \
+        "rank 0 has 0 None [], the 2 ranks 1 in all" in proc.stderr
 
 
 def test_mpiexec_comes_with_the_package():

@@ -46,7 +46,7 @@ class Reducer:
 
     def __init__(self, comm):
         self.comm = comm.Dup()   # its collectives never interleave with the main thread's
-        self.size = comm.Get_size()
+        self.size, self.rank = comm.Get_size(), comm.Get_rank()
         self.buffers = C._Buckets()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name="tapeflow-allreduce", daemon=True)
@@ -162,11 +162,13 @@ class Step:
             flat = job.buf
             total = flat[-1]
             if total != size * self.nones[b]:
-                names = [self.variables[j].name for j in idx if self.grads[j] is None]
+                names = [self.variables[j].name for j in idx]
+                none = [self.variables[j].name for j in idx if self.grads[j] is None]
                 raise InvalidArgumentError(
-                    f"gradients of tape.gradient: the replicas disagree on which gradients are None (here: "
-                    f"{names[:5]} of {len(idx)} variables; summed over the {size} ranks: {total:g} None); "
-                    "allowed: the same variables connected to the loss on every replica", "CollectiveReduce")
+                    f"gradients of tape.gradient: the replicas disagree on which gradients are None: of the "
+                    f"variables {names[:6]}, rank {self.reducer.rank} has {len(none)} None {none[:6]}, the {size} "
+                    f"ranks {total:g} in all; allowed: the same variables connected to the loss on every replica",
+                    "CollectiveReduce")
             o = 0
             for j in idx:
                 v, g = self.variables[j], self.grads[j]
