@@ -86,6 +86,8 @@ CALLS = {
     "convert_image_dtype": lambda: {"image": tf.constant([0.5]), "dtype": tf.uint8},
     # tf.io (its specs call tf.io.*)
     "decode_png": lambda: {"contents": tf.io.encode_png(tf.zeros([2, 2, 3], tf.uint8)), "dtype": tf.uint8},
+    "decode_image": lambda: {"contents": tf.io.encode_png(tf.zeros([2, 2, 3], tf.uint8)), "dtype": tf.uint8},
+    "parse_tensor": lambda: {"serialized": tf.io.serialize_tensor(tf.constant([1.0])), "out_type": tf.float32},
     "extract_patches": lambda: {"images": tf.ones([1, 4, 4, 1]), "sizes": [1, 2, 2, 1], "strides": [1, 1, 1, 1],
                                 "rates": [1, 1, 1, 1], "padding": "VALID"},
     # tf.signal (its specs call tf.signal.*)

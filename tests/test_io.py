@@ -449,3 +449,47 @@ def test_the_ops_run_inside_tf_function(tmp_path):
     with open(src, "wb") as fh:
         fh.write(b"7,b\n")
     assert int(f(src, dst, recs, img)[0]) == 7  # read again on every call: the file is outside the graph
+
+
+def test_parse_tensor_and_decode_image_run_inside_tf_function_and_tf_data():
+    pytest.importorskip("PIL")
+    from PIL import Image
+
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    ser = tf.io.serialize_tensor(x)
+
+    @tf.function
+    def roundtrip(v):
+        return tf.io.parse_tensor(tf.io.serialize_tensor(v), tf.float32) * 2
+
+    assert roundtrip(x).numpy().tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    assert tf.function(lambda: tf.io.parse_tensor(ser, tf.float32))().numpy().tolist() == x.numpy().tolist()
+    graph = roundtrip.get_concrete_function(x).graph
+    assert "parse_tensor" in {n.prim.name for n in graph.nodes}  # a node that parses when the graph runs
+    with pytest.raises(InvalidArgumentError, match=r"rank of parse_tensor's result.*\[Op:ParseTensor\]"):
+        tf.function(lambda s: tf.io.parse_tensor(s, tf.float32))(ser)  # TensorFlow: unknown rank; tapeflow: says so
+    parsed = tf.data.Dataset.from_tensor_slices([ser, tf.io.serialize_tensor(tf.constant([[5.0, 6.0]]))]).map(
+        lambda s: tf.io.parse_tensor(s, tf.float32))
+    assert [e.numpy().tolist() for e in parsed] == [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0]]]
+
+    img = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    png = tf.io.encode_png(tf.constant(img))
+
+    @tf.function
+    def decode(s):
+        return tf.io.decode_image(s, channels=3, expand_animations=False, dtype=tf.float32)
+
+    got = decode(png)
+    assert got.shape == (2, 3, 3) and np.allclose(got.numpy(), img / 255.0)
+    assert "decode_image" in {n.prim.name for n in decode.get_concrete_function(png).graph.nodes}
+    assert np.array_equal(tf.function(lambda s: tf.io.decode_image(s))(png).numpy(), img)
+    ds = tf.data.Dataset.from_tensor_slices([png, png]).map(lambda s: tf.io.decode_png(s, channels=3))
+    assert [e.shape for e in ds] == [(2, 3, 3), (2, 3, 3)]
+    buf = __import__("io").BytesIO()
+    frames = [Image.fromarray(np.full((2, 2, 3), v, np.uint8)) for v in (0, 255)]
+    frames[0].save(buf, "GIF", save_all=True, append_images=frames[1:])
+    gif = tf.constant(buf.getvalue())
+    assert tf.io.decode_image(gif).shape == (2, 2, 2, 3)  # eager: the frames, as TensorFlow
+    assert tf.function(lambda s: tf.io.decode_image(s, expand_animations=False))(gif).shape == (2, 2, 3)
+    with pytest.raises(InvalidArgumentError, match=r"(?s)inside tf.function: expand_animations=False.*DecodeImage"):
+        tf.function(lambda s: tf.io.decode_image(s))(gif)

@@ -25,7 +25,8 @@ SPECS = [s for s in load_specs() if s.op in PRIMITIVES]
 # ops whose output size depends on input values: their traced shape has None where eager's has a number
 DATA_DEPENDENT = {"where", "string_split", "string_bytes_split", "unicode_decode"}  # (strings: how many pieces)
 # (tf.io: an image's size is in its bytes; a VarLenFeature's number of values in the Examples)
-DATA_DEPENDENT |= {"decode_png", "decode_jpeg", "encode_png", "encode_jpeg", "parse_example"}
+DATA_DEPENDENT |= {"decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_jpeg", "parse_example",
+                   "parse_tensor"}
 
 
 def test_every_primitive_goes_through_the_runner():

@@ -123,6 +123,10 @@ def _png_run(tf, img):
     return tf.io.decode_png(tf.io.encode_png(img, compression=3), channels=0)
 
 
+def _image_run(tf, img):
+    return tf.io.decode_image(tf.io.encode_png(img, compression=3))
+
+
 def _jpeg_sample(rng, dtype):
     # flat colours: JPEG is lossy, a constant block comes back within 2 levels
     return [((np.full(s, int(rng.integers(0, 256)), np.uint8),), {}) for s in [(8, 8, 3), (16, 8, 1), (1, 1, 3)]]
@@ -255,8 +259,12 @@ SPECS = [
     _spec("serialize_tensor", _marked(_serialize_ref), _serialize_sample,
           _mark_run(lambda tf, x: tf.io.serialize_tensor(x)),
           dtypes=("float32", "float64", "int32", "int64", "uint8", "int8", "bool")),
+    _spec("parse_tensor", lambda x: x, _serialize_sample, lambda tf, x: tf.io.parse_tensor(tf.io.serialize_tensor(x),
+                                                                                         x.dtype),
+          dtypes=("float32", "float64", "int32", "int64", "uint8", "int8", "bool")),
     _spec("encode_png", lambda img: img, _image_sample, _png_run, dtypes=("uint8",)),
     _spec("decode_png", lambda img: img, _image_sample, _png_run, dtypes=("uint8",)),
+    _spec("decode_image", lambda img: img, _image_sample, _image_run, dtypes=("uint8",)),
     Spec("encode_jpeg", lambda img: img, _jpeg_sample, dtypes=("uint8",), fn=_jpeg_run, atol=2, rtol=0,
          grad=False),
     Spec("decode_jpeg", lambda img: img, _jpeg_sample, dtypes=("uint8",), fn=_jpeg_run, atol=2, rtol=0,

@@ -2,10 +2,13 @@
 
 Host computations (file and byte-string work, as TensorFlow's own run on the CPU): the inputs'
 strings are read on the host and the results are placed where the op runs.  ``read_file``,
-``write_file``, ``decode_csv``, ``serialize_tensor``, ``decode_png``/``decode_jpeg`` and
-``encode_png``/``encode_jpeg`` are runner primitives, so they trace inside ``tf.function``;
-``parse_tensor`` and ``decode_image`` are eager (and ``tf.data`` map) functions: the rank of their
-result is known only from the bytes (tapeflow's graphs need ranks).
+``write_file``, ``decode_csv``, ``serialize_tensor``, ``parse_tensor``, ``decode_png``/``decode_jpeg``/
+``decode_image`` and ``encode_png``/``encode_jpeg`` are runner primitives, so they trace inside ``tf.function``
+(a graph node that runs them when the graph runs).  Two results have a rank that only the bytes tell, and
+tapeflow's graphs need ranks: inside ``tf.function``, ``parse_tensor`` takes the rank from the tensor that
+``serialize_tensor`` wrote in the same graph or from a value known when tracing (otherwise a typed error says
+so), and ``decode_image`` gives ``[height, width, channels]`` (a GIF with ``expand_animations``, rank 4, is a
+typed error there: ``expand_animations=False`` takes its first frame).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from .. import dtypes as _dt
 from ..dispatch import to_tensor
 from ..errors import InvalidArgumentError, NotFoundError
 from ..dispatch import register
-from ..runner import PRIMITIVES, primitive, run_tensors
+from ..runner import PRIMITIVES, current_graph, primitive, run_tensors
 from ..tensor import Tensor, constant, from_numpy
 from . import _proto
 
@@ -44,20 +47,6 @@ def _bytes_out(data: bytes, dev) -> Tensor:
     arr = np.empty((), object)
     arr[()] = data
     return from_numpy(arr, _dt.string, dev)
-
-
-def _scalar_string(x, op, what) -> bytes:
-    if isinstance(x, str):
-        return x.encode("utf-8")
-    if isinstance(x, bytes):
-        return x
-    if isinstance(x, os.PathLike):
-        return os.fsencode(x)
-    t = to_tensor(x, op)
-    if not t.dtype.is_string or t.shape.rank != 0:
-        raise InvalidArgumentError(f"{what} must be a scalar string, got shape {tuple(t.shape)} dtype "
-                                   f"{t.dtype.name}", op)
-    return t.numpy()
 
 
 @primitive("read_file", "ReadFile", infer=lambda f: ((), _dt.string), dtypes=_S, stateful=True)  # the file may change
@@ -139,22 +128,66 @@ def serialize_tensor(tensor, name=None) -> Tensor:
     return run_tensors(PRIMITIVES["serialize_tensor"], (t,))
 
 
+def _parse_tensor_infer(s, *, out_type, rank):
+    return (None,) * rank, out_type
+
+
+@primitive("parse_tensor", "ParseTensor", infer=_parse_tensor_infer, dtypes=_S)
+def _parse_tensor(dev, s, *, out_type, rank):
+    op = "ParseTensor"
+    dname, _, arr = _proto.decode_tensor_proto(_host_bytes(s))
+    if dname != out_type.name:
+        raise InvalidArgumentError(f"Type mismatch between parsed tensor ({dname}) and dtype ({out_type.name})", op)
+    if rank is not None and arr.ndim != rank:
+        raise InvalidArgumentError(f"the serialized tensor has rank {arr.ndim} (shape {list(arr.shape)}); this "
+                                   f"tf.function was traced with parse_tensor giving rank {rank}", op)
+    if out_type.is_string:
+        return from_numpy(np.asarray(arr, dtype=object), out_type, dev)
+    return from_numpy(np.array(arr, out_type.np, order="C"), out_type, dev)
+
+
+def _traced_rank(t: Tensor, graph, op) -> int:
+    """The rank of ``parse_tensor(t)`` while tracing: from ``t``'s value when it has one, else from the tensor
+    ``serialize_tensor`` wrote it from in this graph."""
+    if t._h is not None or t._arr is not None:
+        return _proto.decode_tensor_proto(_host_bytes(t))[2].ndim
+    for node in reversed(getattr(graph, "nodes", ())):
+        outs = node.outputs if isinstance(node.outputs, (tuple, list)) else (node.outputs,)
+        if node.prim.name == "serialize_tensor" and any(o is t for o in outs):
+            return len(node.inputs[0]._shape)
+    raise InvalidArgumentError(
+        "inside tf.function the rank of parse_tensor's result must be known when the function is traced (tapeflow's "
+        "graphs have no tensors of unknown rank), and `serialized` is a symbolic tensor that serialize_tensor did not "
+        "write in this function; allowed: a value known when tracing, serialize_tensor's output, or parse it outside "
+        "the function (eagerly or in a tf.data map) and pass the tensor in", op)
+
+
+@register("parse_tensor", "ParseTensor", nondiff=_NONDIFF)
 def parse_tensor(serialized, out_type, name=None) -> Tensor:
     """The tensor of a serialized ``TensorProto``; its dtype must be ``out_type``.
+
+    Inside ``tf.function`` the result's rank is taken when tracing from ``serialized``'s value or from the
+    ``serialize_tensor`` that wrote it in the same function (tapeflow's graphs need ranks; TensorFlow's result
+    there has an unknown shape); any other symbolic input is a typed error.
 
     >>> import tapeflow as tf
     >>> tf.io.parse_tensor(tf.io.serialize_tensor(tf.constant([[7]])), tf.int32).numpy().tolist()
     [[7]]
+    >>> f = tf.function(lambda x: tf.io.parse_tensor(tf.io.serialize_tensor(x), tf.float32) * 2)
+    >>> f(tf.constant([1.0, 2.0])).numpy().tolist()
+    [2.0, 4.0]
     """
     op = "ParseTensor"
     from ..dispatch import dtype_arg
 
     want = dtype_arg(out_type, op, "out_type")
-    data = _scalar_string(serialized, op, "serialized")
-    dname, _, arr = _proto.decode_tensor_proto(data)
-    if dname != want.name:
-        raise InvalidArgumentError(f"Type mismatch between parsed tensor ({dname}) and dtype ({want.name})", op)
-    return constant(arr, want)
+    if want.name not in _proto.DT_CODES:
+        raise InvalidArgumentError(f"out_type {want.name} has no TensorProto code; allowed: {sorted(_proto.DT_CODES)}",
+                                   op)
+    t = _scalar_string_tensor(serialized, op, "serialized")
+    graph = current_graph()
+    rank = None if graph is None else _traced_rank(t, graph, op)
+    return run_tensors(PRIMITIVES["parse_tensor"], (t,), {"out_type": want, "rank": rank})
 
 
 # ---- decode_csv ----------------------------------------------------------------------------------
@@ -436,21 +469,15 @@ def decode_jpeg(contents, channels=0, ratio=1, fancy_upscaling=True, try_recover
                        {"channels": ch, "ratio": int(ratio)})
 
 
-def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_animations=True) -> Tensor:
-    """A PNG, JPEG, GIF or BMP image as ``[height, width, channels]`` (GIF: ``[frames, h, w, 3]`` when
-    ``expand_animations``); a float ``dtype`` scales to [0, 1].  Eager (and ``tf.data`` map) only: which
-    format, so which rank, is known from the bytes.
+def _decode_image_infer(contents, *, channels, expand_animations, traced):
+    return (None, None, channels or None), _dt.uint8
 
-    >>> import tapeflow as tf
-    >>> png = tf.io.encode_png(tf.zeros([2, 3, 1], tf.uint8))
-    >>> tf.io.decode_image(png).shape
-    TensorShape([2, 3, 1])
-    """
+
+@primitive("decode_image", "DecodeImage", infer=_decode_image_infer, dtypes=_S)
+def _decode_image(dev, contents, *, channels, expand_animations, traced):
     op = "DecodeImage"
-    dt = _dtype_of(dtype, ("uint8", "float16", "float32", "float64"), op)
     Image = _pil(op)
-    data = _scalar_string(contents, op, "contents")
-    ch = _channels_arg(0 if channels is None else channels, op)
+    data, ch = _host_bytes(contents), channels
     try:
         img = Image.open(_pyio.BytesIO(data))
         fmt = img.format
@@ -458,6 +485,11 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_ani
         raise InvalidArgumentError(f"Unknown image file format. One of JPEG, PNG, GIF, BMP required. ({e})", op) \
             from None
     if fmt == "GIF":
+        if expand_animations and traced:
+            raise InvalidArgumentError("the image is a GIF, which decodes to [frames, height, width, 3] (rank 4) with "
+                                       "expand_animations=True, but this tf.function was traced with decode_image "
+                                       "giving [height, width, channels] (tapeflow's graphs need ranks); allowed "
+                                       "inside tf.function: expand_animations=False (the first frame)", op)
         frames = []
         for i in range(getattr(img, "n_frames", 1)):
             img.seek(i)
@@ -467,7 +499,30 @@ def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_ani
         arr = _decode_array(data, ch, op)
     else:
         raise InvalidArgumentError(f"Unknown image file format {fmt}. One of JPEG, PNG, GIF, BMP required.", op)
-    out = constant(arr, _dt.uint8)
+    return from_numpy(np.ascontiguousarray(arr), _dt.uint8, dev)
+
+
+@register("decode_image", "DecodeImage", nondiff=_NONDIFF)
+def decode_image(contents, channels=None, dtype=_dt.uint8, name=None, expand_animations=True) -> Tensor:
+    """A PNG, JPEG, GIF or BMP image as ``[height, width, channels]`` (GIF: ``[frames, h, w, 3]`` when
+    ``expand_animations``); a float ``dtype`` scales to [0, 1].  Inside ``tf.function`` the result is
+    ``[height, width, channels]`` (tapeflow's graphs need ranks): a GIF there needs ``expand_animations=False``.
+
+    >>> import tapeflow as tf
+    >>> png = tf.io.encode_png(tf.zeros([2, 3, 1], tf.uint8))
+    >>> tf.io.decode_image(png).shape
+    TensorShape([2, 3, 1])
+    >>> tf.function(lambda s: tf.io.decode_image(s, channels=3, dtype=tf.float32))(png).shape
+    TensorShape([2, 3, 3])
+    """
+    op = "DecodeImage"
+    dt = _dtype_of(dtype, ("uint8", "float16", "float32", "float64"), op)
+    ch = _channels_arg(0 if channels is None else channels, op)
+    if not isinstance(expand_animations, bool):
+        raise TypeError(f"expand_animations must be a bool, got {type(expand_animations).__name__} [Op:{op}]")
+    out = run_tensors(PRIMITIVES["decode_image"], (_scalar_string_tensor(contents, op, "contents"),),
+                      {"channels": ch, "expand_animations": expand_animations,
+                       "traced": current_graph() is not None})
     if dt.is_floating:
         from ..ops import cast, multiply
 

@@ -55,8 +55,8 @@ NOT_EXPORTABLE: dict = {
                                 "string_split", "string_strip", "string_to_hash_bucket_fast", "string_to_number",
                                 "string_upper", "substr", "unicode_decode", "unicode_encode", "lookup_table_find",
                                 "ragged_to_dense")},
-    **{p: _WHY_IO for p in ("decode_csv", "decode_jpeg", "decode_png", "encode_jpeg", "encode_png", "parse_example",
-                            "serialize_tensor")},
+    **{p: _WHY_IO for p in ("decode_csv", "decode_image", "decode_jpeg", "decode_png", "encode_jpeg", "encode_png",
+                            "parse_example", "parse_tensor", "serialize_tensor")},
     **{p: _WHY_LINALG for p in ("cholesky", "eigh", "expm", "inv", "lu", "qr", "slogdet", "solve", "svd",
                                 "triangular_solve")},
     **{p: "complex numbers: ONNX Runtime computes with no complex element type"
