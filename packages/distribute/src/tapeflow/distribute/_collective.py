@@ -62,7 +62,8 @@ def _digest(sig) -> int:
 
 def _host_view(t: Tensor) -> np.ndarray:
     """The tensor's values as a flat host array: its own buffer on the CPU, a staged copy from a GPU."""
-    return t._host().reshape(-1)
+    arr = t._arr if t._arr is not None else t._host()
+    return arr if arr.ndim == 1 else arr.reshape(-1)
 
 
 class _Pool:
@@ -120,9 +121,12 @@ def _views(flat: np.ndarray, tensors, dev) -> list:
     ptr = dev.backend.host_ptr
     out, o = [], 0
     for t in tensors:
-        host = flat[o:o + t._size].reshape(t._shape)
-        out.append(make(ptr(host), host, t._shape, t._dtype, dev, t._size))
-        o += t._size
+        n, shape = t._size, t._shape
+        host = flat[o:o + n]
+        if len(shape) != 1:
+            host = host.reshape(shape)
+        out.append(make(ptr(host), host, shape, t._dtype, dev, n))
+        o += n
     return out
 
 
@@ -155,10 +159,15 @@ class MPIComm:
     # -- tensors --------------------------------------------------------------------------------
     def _buckets(self, tensors, bytes_per_pack):
         """Lists of indices, each list one message: tensors of one wire dtype, at most bytes_per_pack bytes."""
-        open_, out = {}, []
+        open_, out, wires = {}, [], {}
         for i, t in enumerate(tensors):
-            w = _wire(t._dtype)
-            n = t._size * np.dtype(w.np).itemsize
+            dt = t._dtype
+            hit = wires.get(dt)
+            if hit is None:
+                w = _wire(dt)
+                hit = wires[dt] = (w, np.dtype(w.np).itemsize)
+            w, itemsize = hit
+            n = t._size * itemsize
             cur = open_.get(w.name)
             if cur is None or (cur[1] + n > bytes_per_pack and cur[0]):
                 cur = [[], 0, w]
