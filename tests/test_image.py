@@ -304,3 +304,19 @@ def test_resize_and_colour_match_tensorflow():
         assert got.dtype == want.dtype, f"case {i}: {got.dtype} != {want.dtype}"
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol,
                                    err_msg=f"case {i}")
+
+
+@pytest.mark.parametrize("op", [lambda x: tf.image.resize(x, [3, 5]), tf.image.rgb_to_grayscale,
+                                tf.image.flip_left_right, tf.image.per_image_standardization,
+                                lambda x: tf.image.psnr(x, tf.zeros_like(x) + 0.5, 1.0)])
+def test_variables_get_gradients_through_image_ops(op):
+    # a tf.Variable passed straight in is read where the tape sees it, as in TensorFlow (the gradient was None)
+    img = np.random.default_rng(0).uniform(size=(2, 6, 8, 3)).astype(np.float32)
+    v, c = tf.Variable(img), tf.constant(img)
+    with tf.GradientTape() as tv:
+        yv = tf.reduce_sum(op(v) ** 3)
+    with tf.GradientTape() as tc:
+        tc.watch(c)
+        yc = tf.reduce_sum(op(c) ** 3)
+    gv, gc = tv.gradient(yv, v), tc.gradient(yc, c)
+    assert gv is not None and np.allclose(gv.numpy(), gc.numpy(), atol=1e-6)

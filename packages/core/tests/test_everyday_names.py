@@ -598,3 +598,10 @@ def test_random_split_fold_in_and_algorithm_names():
         assert tf.random.Generator.from_seed(1, alg=alg).algorithm == 1
     with pytest.raises(InvalidArgumentError, match="alg = <Algorithm.THREEFRY: 2>"):
         tf.random.Generator.from_seed(1, alg=tf.random.Algorithm.THREEFRY)
+
+
+def test_module_name_scope_name_ends_with_a_slash_as_tensorflow():
+    m = tf.Module(name="m")
+    assert m.name_scope.name == "m/"  # TensorFlow 2.21: tf.Module(name="m").name_scope.name == "m/"
+    with m.name_scope as scope:
+        assert scope == "m/"

@@ -127,10 +127,10 @@ class _NameScope:
     __slots__ = ("name",)
 
     def __init__(self, name):
-        self.name = name
+        self.name = name + "/"  # TensorFlow's scope name ends with "/"
 
     def __enter__(self):
-        return self.name + "/"
+        return self.name
 
     def __exit__(self, *exc):
         return False

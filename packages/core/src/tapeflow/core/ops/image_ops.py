@@ -43,9 +43,7 @@ def _op_of(method, antialias=False):
 def _tensor(x, op, what="images"):
     if isinstance(x, Tensor):
         return x
-    if hasattr(x, "_as_tensor"):
-        return x._as_tensor()
-    return to_tensor(x, op)
+    return to_tensor(x, op)  # a Variable: its value, read where the tape sees it (so its gradient is not None)
 
 
 def _image(x, op, what="image", ranks=(3, 4)):
