@@ -132,8 +132,9 @@ def test_matmul(dt, npd, tol):
     assert tf.matmul(np.zeros((2, 0), npd), np.zeros((0, 3), npd)).numpy().tolist() == [[0j] * 3] * 2
 
 
-def test_data_movement():
-    a = _c(np.random.default_rng(5), (3, 4), np.complex128)
+@pytest.mark.parametrize("npd", [np.complex64, np.complex128])
+def test_data_movement(npd):
+    a = _c(np.random.default_rng(5), (3, 4), npd)
     z = tf.constant(a)
     np.testing.assert_array_equal(tf.transpose(z).numpy(), a.T)
     np.testing.assert_array_equal(tf.reshape(z, [4, 3]).numpy(), a.reshape(4, 3))
@@ -141,6 +142,13 @@ def test_data_movement():
     np.testing.assert_array_equal(tf.concat([z, z], 1).numpy(), np.concatenate([a, a], 1))
     np.testing.assert_array_equal(tf.pad(z, [[1, 0], [0, 2]]).numpy(), np.pad(a, [[1, 0], [0, 2]]))
     np.testing.assert_array_equal(tf.broadcast_to(z[:1], [2, 4]).numpy(), np.broadcast_to(a[:1], (2, 4)))
+    np.testing.assert_array_equal(tf.gather(z, [2, 0], axis=1).numpy(), a[:, [2, 0]])
+    np.testing.assert_array_equal(tf.gather(z, [1, 1]).numpy(), a[[1, 1]])
+    np.testing.assert_array_equal(tf.roll(z, 1, 0).numpy(), np.roll(a, 1, 0))
+    np.testing.assert_array_equal(tf.boolean_mask(z, [True, False, True]).numpy(), a[[0, 2]])
+    np.testing.assert_array_equal(tf.gather_nd(z, [[0, 1], [2, 3]]).numpy(), a[[0, 2], [1, 3]])
+    mask = np.array([[True, False, True, False]] * 3)
+    np.testing.assert_array_equal(tf.where(mask, z, tf.zeros_like(z)).numpy(), np.where(mask, a, 0))
     assert tf.zeros([2], tf.complex128).numpy().tolist() == [0j, 0j]
     assert tf.ones([2], tf.complex64).numpy().tolist() == [1 + 0j, 1 + 0j]
 

@@ -15,17 +15,20 @@ static inline int64_t rd_idx(const void *p, int is64, int64_t i) {
     return is64 ? ((const int64_t *)p)[i] : (int64_t)((const int32_t *)p)[i];
 }
 
+typedef struct { uint64_t lo, hi; } tpf_el16;   /* a 16-byte element (complex128) */
+
 static inline void copy_el(char *dst, const char *src, int64_t elsize) {
     switch (elsize) {
     case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
     case 2: memcpy(dst, src, 2); break;
     case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, 16); break;   /* complex128 */
     }
 }
 
 static int check_common(int64_t elsize, int idx_dt) {
-    if (!(elsize == 1 || elsize == 2 || elsize == 4 || elsize == 8)) return TPF_EBADARG;
+    if (!(elsize == 1 || elsize == 2 || elsize == 4 || elsize == 8 || elsize == 16)) return TPF_EBADARG;
     if (idx_dt != TPF_I32 && idx_dt != TPF_I64) return TPF_EBADDTYPE;
     return TPF_OK;
 }
@@ -219,7 +222,8 @@ static void fill_el(char *dst, const void *v, int64_t n, int64_t elsize) {
     case 1: memset(dst, *(const uint8_t *)v, (size_t)n); break;
     case 2: FILL(uint16_t)
     case 4: FILL(uint32_t)
-    default: FILL(uint64_t)
+    case 8: FILL(uint64_t)
+    default: FILL(tpf_el16)   /* complex128 */
 #undef FILL
     }
 }
@@ -334,7 +338,7 @@ int tpf_where_indices(int dt, const void *x, int ndim, const int64_t *shape, int
 int tpf_select(int64_t elsize, int ndim, const int64_t *shape, const void *cond, const int64_t *cstr,
                const void *a, const int64_t *astr, const void *b, const int64_t *bstr, void *out) {
     if (ndim < 1 || ndim > TPF_MAXDIMS) return TPF_EBADSIZE;
-    if (!(elsize == 1 || elsize == 2 || elsize == 4 || elsize == 8)) return TPF_EBADARG;
+    if (!(elsize == 1 || elsize == 2 || elsize == 4 || elsize == 8 || elsize == 16)) return TPF_EBADARG;
     int64_t total = 1;
     for (int d = 0; d < ndim; d++) { if (shape[d] < 0) return TPF_EBADSIZE; total *= shape[d]; }
     if (total == 0) return TPF_OK;
@@ -360,7 +364,8 @@ int tpf_select(int64_t elsize, int ndim, const int64_t *shape, const void *cond,
         case 1: SEL(uint8_t) break;
         case 2: SEL(uint16_t) break;
         case 4: SEL(uint32_t) break;
-        default: SEL(uint64_t) break;
+        case 8: SEL(uint64_t) break;
+        default: SEL(tpf_el16) break;   /* complex128 */
         }
     );
 #undef SEL

@@ -307,6 +307,8 @@ class CoreEntries:
 
     # ------------------------------------------------------------------ index
     def gather(self, elsize, idx_dt, params, idx, out, batch, outer, axis_n, nidx, inner, bad):
+        if elsize == 16 and inner >= 0:   # complex128: each row of inner elements as 2 * inner 8-byte ones
+            return self.gather(8, idx_dt, params, idx, out, batch, outer, axis_n, nidx, 2 * inner, bad)
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         isuf = self._idx_suffix(idx_dt)
@@ -350,6 +352,8 @@ class CoreEntries:
                          bo_n, outer, axis_n, nidx, inner)
 
     def gather_nd(self, elsize, idx_dt, params, idx, out, batch, nrest, k, dims, inner, bad):
+        if elsize == 16 and inner >= 0:   # complex128: each slice of inner elements as 2 * inner 8-byte ones
+            return self.gather_nd(8, idx_dt, params, idx, out, batch, nrest, k, dims, 2 * inner, bad)
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         isuf = self._idx_suffix(idx_dt)
@@ -441,6 +445,10 @@ class CoreEntries:
     def select(self, elsize, ndim, shape, cond, cstr, a, astr, b, bstr, out):
         if ndim < 1 or ndim > MAXDIMS:
             return EBADSIZE
+        if elsize == 16 and ndim < MAXDIMS:   # complex128: a last axis of the two 8-byte halves
+            two = lambda st: [2 * v for v in _ints(st[:ndim])] + [1]  # noqa: E731
+            return self.select(8, ndim + 1, _ints(shape[:ndim]) + [2], cond, _ints(cstr[:ndim]) + [0], a, two(astr),
+                               b, two(bstr), out)
         if elsize not in (1, 2, 4, 8):
             return EBADARG
         shape = _ints(shape[:ndim])
