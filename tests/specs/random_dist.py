@@ -241,7 +241,7 @@ def implicit_gamma_grad(alpha, x):
 
 def _gamma_grad_ref(args, kwargs, out, w):
     """The gradient of sum(out * w) in alpha: sum over the sample axes of w * dx/dalpha."""
-    shape, alpha = args[0], np.asarray(args[1], np.float64)
+    alpha = np.asarray(args[1], np.float64)
     full = np.broadcast_to(alpha, np.shape(out))
     d = np.vectorize(implicit_gamma_grad)(full, np.asarray(out, np.float64))
     g = w * d
@@ -323,9 +323,11 @@ SPECS = [
          name="values"),
     Spec("random_gamma", lambda s, a, dtype: ref_random_gamma(s, a, dtype), _gamma_sample,
          dtypes=FLOATS + HALF, fn=_run_random_gamma, rtol=1e-6, f64_tol=(1e-12, 0), grad=False, name="values"),
-    Spec("stateless_random_gamma", lambda s, a, dtype: ref_stateless_gamma(s, a, dtype), _gamma_grad_sample, dtypes=FLOATS, fn=_run_stateless_gamma,
+    Spec("stateless_random_gamma", lambda s, a, dtype: ref_stateless_gamma(s, a, dtype), _gamma_grad_sample,
+         dtypes=FLOATS, fn=_run_stateless_gamma,
          grad_args=(1,), grad_ref=_gamma_grad_ref, grad_rtol=1e-6, name="implicit-gradient"),
-    Spec("random_gamma", lambda s, a, dtype: ref_random_gamma(s, a, dtype), _gamma_grad_sample, dtypes=FLOATS, fn=_run_random_gamma, grad_args=(1,),
+    Spec("random_gamma", lambda s, a, dtype: ref_random_gamma(s, a, dtype), _gamma_grad_sample, dtypes=FLOATS,
+         fn=_run_random_gamma, grad_args=(1,),
          grad_ref=_gamma_grad_ref, grad_rtol=1e-6, name="implicit-gradient"),
     Spec("random_gamma_grad", _ref_gamma_grad, _gamma_grad_op_sample, dtypes=FLOATS, rtol=1e-5,
          f64_tol=(1e-7, 1e-12), grad=False,
