@@ -356,3 +356,12 @@ def test_sparse_matches_tensorflow():
                 mod.sparse.to_dense(mod.sparse.transpose(st)).numpy().tolist()]
 
     assert run(tf) == run(TF)
+
+
+def test_sparse_reduce_sum_runs_inside_tf_function():
+    st = tf.sparse.SparseTensor(indices=[[0, 0], [1, 2], [1, 2]], values=[1.0, 2.0, 3.0], dense_shape=[3, 4])
+    f = tf.function(lambda s: (tf.sparse.reduce_sum(s, axis=0), tf.sparse.reduce_sum(s, axis=1, keepdims=True),
+                               tf.sparse.reduce_sum(s)))
+    cols, rows, total = f(st)
+    assert cols.numpy().tolist() == [1.0, 0.0, 5.0, 0.0]  # TensorFlow 2.21's values (duplicates summed)
+    assert rows.numpy().tolist() == [[1.0], [5.0], [0.0]] and float(total) == 6.0

@@ -291,10 +291,9 @@ def reduce_sum(sp_input, axis=None, keepdims=False, output_is_sparse=False, name
         if output_is_sparse:
             return SparseTensor(o.zeros([1, 0], _dt.int64), o.reshape(total, [1]), o.zeros([0], _dt.int64))
         return total
-    merged = _merge(idx, sp._values, convert_to_tensor(np.asarray(out_dims, np.int64)), op)
-    if output_is_sparse:
-        return merged
-    return o.scatter_nd(merged._indices, merged._values, out_dims)
+    if not output_is_sparse:  # scatter_nd sums entries that land on one index: no merge (which needs the count of
+        return o.scatter_nd(idx, sp._values, out_dims)  # distinct indices, unknown while tracing tf.function)
+    return _merge(idx, sp._values, convert_to_tensor(np.asarray(out_dims, np.int64)), op)
 
 
 def reorder(sp_input, name=None) -> SparseTensor:
