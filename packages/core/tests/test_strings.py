@@ -298,3 +298,17 @@ def test_a_list_of_string_tensors_packs_into_one():
         tf.constant([tf.constant("a"), 1])
     with pytest.raises(tf.errors.InvalidArgumentError, match="ragged"):
         tf.constant([tf.constant(["a", "c"]), tf.constant(["b"])])
+
+
+def test_string_zeros_scatter_update_and_sparse_to_dense():
+    # TensorFlow: tf.zeros([2], tf.string) is [b'', b'']; tensor_scatter_nd_update and sparse.to_dense take strings
+    assert tf.zeros([2], tf.string).numpy().tolist() == [b"", b""]
+    got = tf.tensor_scatter_nd_update(tf.constant([["a", "b"], ["c", "d"]]), [[1, 0], [0, 1]], ["x", "y"])
+    assert got.numpy().tolist() == [[b"a", b"y"], [b"x", b"d"]]
+    assert tf.tensor_scatter_nd_update(tf.constant([["a", "b"], ["c", "d"]]), [[1]], [["p", "q"]]).numpy().tolist() \
+        == [[b"a", b"b"], [b"p", b"q"]]
+    st = tf.sparse.SparseTensor([[0, 1], [1, 0]], ["u", "v"], [2, 3])
+    assert tf.sparse.to_dense(st).numpy().tolist() == [[b"", b"u", b""], [b"v", b"", b""]]
+    assert tf.sparse.to_dense(st, default_value="-").numpy().tolist() == [[b"-", b"u", b"-"], [b"v", b"-", b"-"]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"TensorScatterUpdate"):
+        tf.tensor_scatter_nd_update(tf.constant(["a"]), [[3]], ["x"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 import tapeflow as tf
 
 
@@ -122,3 +123,26 @@ def test_functions_receive_string_tensors():
     total = tf.data.Dataset.from_tensor_slices(["a", "bc"]).reduce(
         tf.constant(0), lambda n, s: n + tf.strings.length(s))
     assert int(total) == 3
+
+
+def test_sparse_elements_from_parse_single_example_as_tensorflow(tmp_path):
+    # the TFRecord idiom: map(parse_single_example) with a VarLenFeature yields SparseTensors; batch stacks them
+    p = str(tmp_path / "r.tfrecord")
+    with tf.io.TFRecordWriter(p) as w:
+        for vals in ([b"hi"], [b"a", b"b", b"c"], []):
+            ex = tf.train.Example(features=tf.train.Features(feature={
+                "s": tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))}))
+            w.write(ex.SerializeToString())
+    spec = {"s": tf.io.VarLenFeature(tf.string)}
+    ds = tf.data.TFRecordDataset(p).map(lambda r: tf.io.parse_single_example(r, spec)["s"])
+    assert type(ds.element_spec).__name__ == "SparseTensorSpec" and ds.element_spec.dtype is tf.string
+    got = [(type(e).__name__, tf.sparse.to_dense(e).numpy().tolist()) for e in ds]
+    assert got == [("SparseTensor", [b"hi"]), ("SparseTensor", [b"a", b"b", b"c"]), ("SparseTensor", [])]
+    batches = list(ds.batch(2))
+    assert batches[0].indices.numpy().tolist() == [[0, 0], [1, 0], [1, 1], [1, 2]]  # TensorFlow 2.21's batch
+    assert batches[0].values.numpy().tolist() == [b"hi", b"a", b"b", b"c"]
+    assert batches[0].dense_shape.numpy().tolist() == [2, 3] and batches[1].dense_shape.numpy().tolist() == [1, 0]
+    assert tf.sparse.to_dense(batches[0]).numpy().tolist() == [[b"hi", b"", b""], [b"a", b"b", b"c"]]
+    assert len(ds.batch(2).element_spec.shape) == 2
+    with pytest.raises(tf.errors.InvalidArgumentError, match="UnbatchDataset"):
+        list(ds.batch(2).unbatch())

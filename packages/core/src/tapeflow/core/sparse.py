@@ -194,7 +194,7 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None) -> 
     o = _ops()
     dims = [int(d) for d in _host(sp._dense_shape)]
     if default_value is None:
-        return o.scatter_nd(sp._indices, sp._values, dims) if not validate_indices else \
+        return o.scatter_nd(sp._indices, sp._values, dims) if not validate_indices and not sp.dtype.is_string else \
             o.tensor_scatter_nd_update(o.zeros(dims, sp.dtype), sp._indices, sp._values)
     base = o.fill(dims, convert_to_tensor(default_value, sp.dtype)) if dims else convert_to_tensor(default_value,
                                                                                                      sp.dtype)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import numpy as np
 from tapeflow.core.devices import device as _on
 from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.ops import concat as _concat
 from tapeflow.core.ops import gather as _gather
 from tapeflow.core.ops import pad as _pad
 from tapeflow.core.ops import stack as _stack
 from tapeflow.core.ops import unstack as _unstack
+from tapeflow.core.sparse import SparseTensor
 from tapeflow.core.tensor import Tensor, TensorShape, constant, make
 
 from . import _structure as S
@@ -45,7 +47,31 @@ def stack(values: list, op: str = "BatchDataset", what: str = "component 0"):
         for i, v in enumerate(values):
             out[i] = v
         return out
+    if isinstance(first, SparseTensor):
+        return _stack_sparse(values, op, what)
     raise InvalidArgumentError(f"cannot batch a {type(first).__name__} in {what}", op)
+
+
+def _stack_sparse(values: list, op: str, what: str) -> SparseTensor:
+    """SparseTensors of one rank and dtype as one SparseTensor with a leading batch dimension (TensorFlow's batch
+    of sparse elements: each dense dimension the largest of the elements')."""
+    first = values[0]
+    rank, dt = first.shape.rank, first.dtype
+    for i, v in enumerate(values):
+        if not isinstance(v, SparseTensor) or v.shape.rank != rank or v.dtype is not dt:
+            desc = (f"a SparseTensor of rank {v.shape.rank} and dtype {v.dtype.name}" if isinstance(v, SparseTensor)
+                    else type(v).__name__)
+            raise InvalidArgumentError(f"Cannot batch SparseTensors in {what}: the first has rank {rank} and dtype "
+                                       f"{dt.name}, element {i} is {desc}", op)
+    dims = np.max(np.stack([np.asarray(v.dense_shape.numpy(), np.int64) for v in values]), axis=0) \
+        if rank else np.zeros(0, np.int64)
+    idx = [np.asarray(v.indices.numpy(), np.int64).reshape(-1, rank) for v in values]
+    rows = np.concatenate([np.full((len(ix), 1), i, np.int64) for i, ix in enumerate(idx)] or
+                          [np.zeros((0, 1), np.int64)])
+    indices = np.concatenate([rows, np.concatenate(idx) if idx else np.zeros((0, rank), np.int64)], axis=1)
+    with _on(first.values._dev):
+        vals = _concat([v.values for v in values], 0)
+    return SparseTensor(constant(indices), vals, [len(values)] + [int(d) for d in dims])
 
 
 def _mismatch(first, v, i, op, what):
@@ -61,6 +87,9 @@ def rows(t) -> list:
     """The rows of ``t`` along the first axis: zero-copy views on the CPU, ``tf.unstack`` elsewhere."""
     if isinstance(t, np.ndarray):
         return list(t) if t.ndim > 1 else [bytes(x) for x in t]
+    if isinstance(t, SparseTensor):
+        raise InvalidArgumentError("rows of a SparseTensor are not split by tapeflow's unbatch; allowed: dense and "
+                                   "text components (tf.sparse.to_dense first)", "UnbatchDataset")
     shape = t._shape
     if not shape:
         raise InvalidArgumentError("cannot split a scalar (shape ()) into rows; the batch dimension is missing",

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 from tapeflow.core import dtypes as _dt
 from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.sparse import SparseTensor
 from tapeflow.core.tensor import Tensor, TensorShape, constant, convert_to_tensor
 
 
@@ -57,9 +58,11 @@ class TensorSpec:
 
     @classmethod
     def from_value(cls, value) -> TensorSpec:
-        """The spec of a tensor, ``bytes`` or NumPy array of strings."""
+        """The spec of a tensor, ``bytes`` or NumPy array of strings (or a SparseTensor: a SparseTensorSpec)."""
         if isinstance(value, Tensor):
             return cls(value.shape, value.dtype)
+        if isinstance(value, SparseTensor):
+            return SparseTensorSpec(value.shape, value.dtype)
         if isinstance(value, (bytes, str)):
             return cls((), string)
         if isinstance(value, np.ndarray) and value.dtype.kind in "OSU":
@@ -90,6 +93,37 @@ class TensorSpec:
     def __repr__(self):
         shape = "None" if self.shape is None else str(self.shape)
         return f"TensorSpec(shape={shape}, dtype={self.dtype!r}, name={self.name!r})"
+
+
+class SparseTensorSpec(TensorSpec):
+    """The spec of a ``tf.sparse.SparseTensor`` component (its dense shape, ``None`` where elements differ, and
+    dtype), as TensorFlow's: a ``map`` may return SparseTensors (``parse_single_example``'s ``VarLenFeature``), and
+    ``batch`` stacks them into one SparseTensor with a leading batch dimension.
+
+    >>> import tapeflow as tf
+    >>> st = tf.sparse.SparseTensor([[0]], [1.0], [3])
+    >>> tf.data.Dataset.from_tensors(st).batch(2).element_spec
+    SparseTensorSpec(TensorShape([None, 3]), tf.float32)
+    """
+
+    __slots__ = ()
+
+    def is_compatible_with(self, other) -> bool:
+        if isinstance(other, SparseTensor):
+            other = SparseTensorSpec(other.shape, other.dtype)
+        return isinstance(other, SparseTensorSpec) and super().is_compatible_with(other)
+
+    def most_specific_compatible(self, other) -> SparseTensorSpec:
+        return SparseTensorSpec(merge_shapes(self.shape, other.shape), self.dtype, self.name)
+
+    def __eq__(self, other):
+        return isinstance(other, SparseTensorSpec) and super().__eq__(other)
+
+    def __hash__(self):
+        return hash(("sparse", self.shape, self.dtype.name))
+
+    def __repr__(self):
+        return f"SparseTensorSpec({self.shape!r}, {self.dtype!r})"
 
 
 def shapes_compatible(a, b) -> bool:
@@ -276,6 +310,8 @@ def to_component(v, op: str):
     """A source value as a tensor (or text); lists are values, as in TensorFlow, not structures."""
     if type(v) is Tensor:
         return to_text(v) if v._dtype.is_string else v
+    if isinstance(v, SparseTensor):
+        return v
     if _is_text(v) or (isinstance(v, list) and _text_list(v)):
         return to_text(v)
     try:
@@ -311,6 +347,8 @@ def normalize(out, op: str = "MapDataset"):
         return t(*[normalize(v, op) for v in out])
     if isinstance(out, dict):
         return t((k, normalize(v, op)) for k, v in out.items())
+    if isinstance(out, SparseTensor):
+        return out
     if out is None:
         raise InvalidArgumentError("the function returned None; it must return a tensor or a (nested) "
                                    "tuple or dict of tensors", op)

@@ -247,8 +247,11 @@ class BatchDataset(_Unary):
 
     def _compute_spec(self):
         first = self._bs if self._drop else None
-        return S.map_structure(lambda s: TensorSpec(None if s.shape is None else (first,) + tuple(s.shape), s.dtype),
-                               self._input.element_spec)
+
+        def one(s):
+            kind = S.SparseTensorSpec if isinstance(s, S.SparseTensorSpec) else TensorSpec
+            return kind(None if s.shape is None else (first,) + tuple(s.shape), s.dtype)
+        return S.map_structure(one, self._input.element_spec)
 
     def _card(self):
         n = self._input._card()

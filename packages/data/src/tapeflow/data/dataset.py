@@ -304,6 +304,10 @@ class Dataset:
 
         if _ragged.has_ragged(tensors):  # a tf.RaggedTensor: its rows (data/_ragged.py)
             return _ragged.RaggedSliceDataset(tensors)
+        if any(isinstance(v, S.SparseTensor) for v in S.flatten(tensors)):
+            raise InvalidArgumentError("slices of a SparseTensor are not taken by tapeflow's from_tensor_slices; "
+                                       "allowed: dense and ragged tensors (tf.sparse.to_dense first), or "
+                                       "from_tensors of a SparseTensor", "TensorSliceDataset")
         return TensorSliceDataset(tensors)
 
     @staticmethod

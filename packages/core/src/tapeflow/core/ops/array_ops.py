@@ -113,7 +113,8 @@ def zeros(shape, dtype=_dt.float32, name=None):
     >>> print(tf.zeros([1, 1, 784]).shape)
     (1, 1, 784)
     """
-    return fill(shape, 0, dtype_arg(dtype, "Zeros"))
+    dt = dtype_arg(dtype, "Zeros")
+    return fill(shape, b"" if dt.is_string else 0, dt)  # a string tensor's zero is b"", as TensorFlow's
 
 
 @register("ones", "Ones", kind="composite")

@@ -445,8 +445,8 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     >>> tf.tensor_scatter_nd_update(tf.constant([1, 2, 3]), [[0], [2]], [9, 7]).numpy().tolist()
     [9, 2, 7]
     """
-    return run(_TENSOR_SCATTER_UPDATE,
-               _tensor_scatter_args(tensor, indices, updates, "TensorScatterUpdate", _dt.ALL))
+    return run(_TENSOR_SCATTER_UPDATE,  # strings too: string_ops' host implementation
+               _tensor_scatter_args(tensor, indices, updates, "TensorScatterUpdate", tuple(_dt.ALL) + (_dt.string,)))
 
 
 @register("tensor_scatter_nd_add", "TensorScatterAdd")

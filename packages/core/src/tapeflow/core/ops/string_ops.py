@@ -1155,6 +1155,20 @@ def _add_host(dev, x, y):
     return _out_strings(out, dev)
 
 
+def _scatter_update_host(dev, x, idx, u):
+    """``tensor_scatter_nd_update`` of a string tensor: a copy of ``x`` with ``u``'s rows at ``idx``."""
+    out = np.array(_strings(x), dtype=object)
+    ix = np.asarray(idx._host(), np.int64)
+    k = ix.shape[-1]
+    ix, upd = ix.reshape(-1, k), _strings(u).reshape((-1,) + out.shape[k:])
+    for j, row in enumerate(ix):
+        if not all(0 <= v < n for v, n in zip(row, out.shape)):
+            raise InvalidArgumentError(f"indices[{j}] = {row.tolist()} does not index into shape {list(out.shape)}",
+                                       "TensorScatterUpdate")
+        out[tuple(row)] = upd[j]
+    return _out_strings(out, dev)
+
+
 def _strided_pick(x, shape, off, strides) -> np.ndarray:
     """The entries of ``x`` (row-major) at ``off + sum(i_k * strides_k)`` over ``shape``: a strided view's copy."""
     flat = _strings(x).reshape(-1)
@@ -1215,6 +1229,7 @@ _host_impl("select", 1, _select_host)
 _host_impl("equal", 0, _compare_host(False))
 _host_impl("not_equal", 0, _compare_host(True))
 _host_impl("add", 0, _add_host)
+_host_impl("tensor_scatter_nd_update", 0, _scatter_update_host)
 _host_impl("transpose", 0, lambda dev, x, *, perm: _out_strings(np.transpose(_strings(x), perm), dev))
 _host_impl("tile", 0, lambda dev, x, *, multiples: _out_strings(np.tile(_strings(x), multiples), dev))
 
