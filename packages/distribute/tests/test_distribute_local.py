@@ -149,9 +149,11 @@ def test_bucket_results_are_views_of_a_buffer_reused_only_once_they_are_gone():
             recv *= 2
 
     comm = C.MPIComm(TwoEqualRanks())
-    a = [tf.constant([1.0, 2.0]), tf.constant([[3.0]]), tf.constant(4.0)]
+    with tf.device("cpu:0"):   # host tensors (a GPU device's are staged through host memory instead)
+        a = [tf.constant([1.0, 2.0]), tf.constant([[3.0]]), tf.constant(4.0)]
+        a10 = [t * 10 for t in a]
     first = comm.all_reduce(a)
-    second = comm.all_reduce([t * 10 for t in a])       # the first results are alive: another buffer
+    second = comm.all_reduce(a10)                       # the first results are alive: another buffer
     assert [t.numpy().tolist() for t in first] == [[2.0, 4.0], [[6.0]], 8.0]
     assert [t.numpy().tolist() for t in second] == [[20.0, 40.0], [[60.0]], 80.0]
     assert all(np.asarray(t).base is np.asarray(first[0]).base for t in first)   # views of one buffer, no copy
@@ -165,3 +167,28 @@ def test_bucket_results_are_views_of_a_buffer_reused_only_once_they_are_gone():
     third = comm.all_reduce(a)                          # now free: taken again
     assert address(third[0]) == where
     assert [t.numpy().tolist() for t in third] == [[2.0, 4.0], [[6.0]], 8.0]
+
+
+def test_a_numpy_view_of_a_result_keeps_its_buffer_from_reuse():
+    from tapeflow.distribute import _collective as C
+
+    class TwoEqualRanks:
+        def Get_rank(self):
+            return 0
+
+        def Get_size(self):
+            return 2
+
+        def Allreduce(self, send, recv, op):
+            if isinstance(send, np.ndarray):
+                np.copyto(recv, send)
+            recv *= 2
+
+    comm = C.MPIComm(TwoEqualRanks())
+    n = 3 << 20   # 12 MiB of float32: one tensor bigger than a bucket; then 3 tensors of 4 MiB, two buckets
+    with tf.device("cpu:0"):
+        for tensors in ([tf.ones([n])], [tf.ones([n // 3]), tf.ones([n // 3]), tf.ones([n // 3])]):
+            views = [np.asarray(t) for t in comm.all_reduce(tensors)]   # the tensors are gone, the views stay
+            again = comm.all_reduce([t * 5 for t in tensors])
+            assert all(float(v.min()) == float(v.max()) == 2.0 for v in views)
+            assert all(float(np.asarray(t).min()) == 10.0 for t in again)
