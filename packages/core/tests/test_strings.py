@@ -312,3 +312,13 @@ def test_string_zeros_scatter_update_and_sparse_to_dense():
     assert tf.sparse.to_dense(st, default_value="-").numpy().tolist() == [[b"-", b"u", b"-"], [b"v", b"-", b"-"]]
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"TensorScatterUpdate"):
         tf.tensor_scatter_nd_update(tf.constant(["a"]), [[3]], ["x"])
+
+
+def test_split_to_tensor_inside_tf_function():
+    # TensorFlow: tf.strings.split(t).to_tensor() traces (a ragged-to-dense node); it needed the splits' values
+    s = tf.constant(["Hello World", "  tapeflow  "])
+    f = tf.function(lambda t: tf.strings.reduce_join(tf.strings.split(t).to_tensor(), axis=1, separator="_"))
+    assert f(s).numpy().tolist() == [b"Hello_World", b"tapeflow_"]
+    g = tf.function(lambda t: tf.strings.split(t).to_tensor(default_value="?", shape=[None, 3]))
+    assert g(s).numpy().tolist() == [[b"Hello", b"World", b"?"], [b"tapeflow", b"?", b"?"]]
+    assert g(s).numpy().tolist() == tf.strings.split(s).to_tensor(default_value="?", shape=[None, 3]).numpy().tolist()

@@ -399,6 +399,16 @@ class RaggedTensor:
         [[1, 2, -1], [3, -1, -1]]
         """
         op = "RaggedTensorToTensor"
+        sp = self._row_splits
+        if sp._h is None and sp._arr is None and not isinstance(self._values, RaggedTensor) and (
+                shape is None or (len(shape) == 2 and shape[0] is None)):
+            # tracing tf.function (split's result in a graph): one traced primitive pads the rows when it runs
+            from .ops.string_ops import ragged_to_dense
+
+            dv = default_value
+            if dv is None:
+                dv = b"" if self._values._dtype.is_string else 0
+            return ragged_to_dense(self._values, sp, dv, None if shape is None else shape[1])
         o = _ops()
         vals = self._values.to_tensor(default_value) if isinstance(self._values, RaggedTensor) else self._values
         dt = vals._dtype
