@@ -146,3 +146,25 @@ def test_sparse_elements_from_parse_single_example_as_tensorflow(tmp_path):
     assert len(ds.batch(2).element_spec.shape) == 2
     with pytest.raises(tf.errors.InvalidArgumentError, match="UnbatchDataset"):
         list(ds.batch(2).unbatch())
+
+
+def test_a_tf_function_loop_over_a_text_pipeline(tmp_path):
+    # TensorFlow: a for loop over a dataset inside tf.function; the map's string results are symbolic while tracing
+    p = tmp_path / "data.csv"
+    p.write_text("x,name\n1,a\n3,bb\n")
+
+    def parse(line):
+        x, n = tf.io.decode_csv(line, [[0], [""]])
+        return x, tf.strings.upper(n)
+
+    ds = tf.data.TextLineDataset(str(p)).skip(1).map(parse).batch(2)
+
+    @tf.function
+    def total(ds):
+        s = tf.constant(0)
+        for x, n in ds:
+            s += tf.reduce_sum(x) + tf.reduce_sum(tf.strings.length(n))
+        return s
+
+    assert int(total(ds)) == 7
+    assert [n.numpy().tolist() for _, n in ds] == [[b"A", b"BB"]]

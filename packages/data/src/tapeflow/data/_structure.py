@@ -340,7 +340,8 @@ def normalize(out, op: str = "MapDataset"):
     """A function's result as an element: lists become tuples, leaves become tensors (or text)."""
     t = type(out)
     if t is Tensor:
-        return to_text(out) if out._dtype.is_string else out
+        # (a symbolic string tensor, from a map run while tf.function traces a loop over the dataset, stays one)
+        return to_text(out) if out._dtype.is_string and (out._h is not None or out._arr is not None) else out
     if t is tuple or t is list:
         return tuple([normalize(v, op) for v in out])
     if isinstance(out, tuple):
