@@ -91,7 +91,7 @@ def test_fallback_loop_warns_naming_the_op():
     def fn(v):
         return v + tf.random.uniform([5], dtype=tf.float64, seed=1)
 
-    with pytest.warns(UserWarning, match="random_uniform.*stateful|loop over the elements"):
+    with pytest.warns(tf.errors.PerformanceWarning, match="random_uniform.*stateful|loop over the elements"):
         out = tf.vectorized_map(fn, V)
     assert tuple(out.shape) == (4, 5)
     rows = out.numpy() - V.numpy()

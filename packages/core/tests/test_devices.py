@@ -167,7 +167,7 @@ def test_a_cpu_type_opencl_device_alone_is_listed_as_opencl_and_gpu_falls_back(m
     assert tf.config.list_physical_devices("GPU") == []
     assert _names(tf.config.list_physical_devices("OpenCL")) == ["opencl:0"]
     assert tf.config.list_physical_devices("OpenCL")[0].device_type == "OpenCL"
-    with pytest.warns(RuntimeWarning, match="soft placement"), tf.device("/GPU:0") as placed:
+    with pytest.warns(tf.errors.DevicePlacementWarning, match="soft placement"), tf.device("/GPU:0") as placed:
         assert placed.name == "cpu:0"
     tf.config.set_soft_device_placement(False)
     try:

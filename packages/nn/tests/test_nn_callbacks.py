@@ -60,7 +60,7 @@ def test_reduce_lr_on_plateau_checks_and_warns():
         cbs.ReduceLROnPlateau(factor=1.0)
     with pytest.raises(TypeError, match="unexpected arguments"):
         cbs.ReduceLROnPlateau(epsilon=0.1)
-    with pytest.warns(UserWarning, match="not available"):
+    with pytest.warns(tf.errors.TrainingWarning, match="not available"):
         _fit(_model(), 1, [cbs.ReduceLROnPlateau(monitor="val_missing")])
     assert cbs.ReduceLROnPlateau(monitor="val_accuracy").mode == "max"
 

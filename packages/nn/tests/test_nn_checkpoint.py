@@ -270,11 +270,11 @@ def test_state_file_naming_paths_outside_the_directory_is_ignored(tmp_path):
                                   f'all_model_checkpoint_paths: "{tmp_path / "outside"}"\n'
                                   'all_model_checkpoint_paths: "../victim"\n'
                                   'all_model_checkpoint_paths: "link"\n')
-    with pytest.warns(UserWarning, match="outside") as rec:
+    with pytest.warns(tf.errors.CheckpointWarning, match="outside") as rec:
         assert tf.train.latest_checkpoint(str(d)) is None
     assert len(rec) == 1 and "victim" in str(rec[0].message)
     step = tf.Variable(0)
-    with pytest.warns(UserWarning, match="outside"):
+    with pytest.warns(tf.errors.CheckpointWarning, match="outside"):
         manager = tf.train.CheckpointManager(tf.train.Checkpoint(step=step), str(d), max_to_keep=1)
     assert manager.checkpoints == [] and manager.latest_checkpoint is None
     with warnings.catch_warnings():
@@ -475,14 +475,14 @@ def test_load_weights_of_a_file_missing_variables_raises_unless_partial_is_asked
     for a, b in zip(before, _values(big.variables)):
         np.testing.assert_array_equal(a, b)  # nothing changed, not even the layer the file has
     # a partial restore, asked for: what matches is loaded, the rest is reported
-    with pytest.warns(UserWarning, match="layers/1/kernel"):
+    with pytest.warns(tf.errors.CheckpointWarning, match="layers/1/kernel"):
         big.load_weights(path, skip_mismatch=True)
     np.testing.assert_array_equal(big.layers[0].kernel.numpy(), small.layers[0].kernel.numpy())
     np.testing.assert_array_equal(big.layers[1].kernel.numpy(), before[2])
     # skip_mismatch also skips variables whose shapes differ (Keras 3), with a warning
     other = tf.keras.Sequential([L.Dense(5, input_shape=(2,))])
     keep = _values(other.variables)
-    with pytest.warns(UserWarning, match="shape"):
+    with pytest.warns(tf.errors.CheckpointWarning, match="shape"):
         other.load_weights(path, skip_mismatch=True)
     for a, b in zip(keep, _values(other.variables)):
         np.testing.assert_array_equal(a, b)
@@ -493,7 +493,7 @@ def test_load_weights_of_a_file_missing_variables_raises_unless_partial_is_asked
         fresh(tf.ones([1, 2]))
     fresh2 = tf.keras.Sequential([L.Dense(3), L.Dense(4)])
     fresh2.load_weights(path, skip_mismatch=True)
-    with pytest.warns(UserWarning) as rec:
+    with pytest.warns(tf.errors.CheckpointWarning) as rec:
         fresh2(tf.ones([1, 2]))
     assert sorted(str(w.message).split("[")[-1].split("]")[0] for w in rec) == ["'layers/1/bias'", "'layers/1/kernel'"]
     np.testing.assert_array_equal(fresh2.layers[0].kernel.numpy(), small.layers[0].kernel.numpy())

@@ -133,7 +133,7 @@ def test_steps_per_epoch_continues_through_the_arrays_as_keras():
     # Keras 3 gives exactly these batches: the second epoch ends where the data do (with a warning)
     assert m.seen == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9], [0, 1], [2, 3], [4, 5]]
     assert h.epoch == [0, 1, 2]
-    assert any("ran out of data" in str(w.message) for w in caught)
+    assert any("ran out of data" in str(w.message) and w.category is tf.errors.TrainingWarning for w in caught)
 
 
 def test_shuffle_batch_shuffles_within_each_batch():
@@ -165,7 +165,7 @@ def test_generator_is_read_once_then_training_stops_with_a_warning():
         h = m.fit(gen(), epochs=3, verbose=0)
     assert m.seen == [[0, 1], [2, 3], [4, 5], [6, 7]]
     assert h.epoch == [0]
-    assert any("ran out of data" in str(w.message) for w in caught)
+    assert any("ran out of data" in str(w.message) and w.category is tf.errors.TrainingWarning for w in caught)
     # with steps_per_epoch the generator continues across epochs
     m.seen.clear()
     h = m.fit(gen(), epochs=2, steps_per_epoch=2, verbose=0)

@@ -27,7 +27,7 @@ import warnings
 from tapeflow.core import nest as _nest
 from tapeflow.core import ops as _ops
 from tapeflow.core.dispatch import hooks as _hooks
-from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.errors import InvalidArgumentError, PerformanceWarning
 from tapeflow.core.ops import math_ops as _math_ops
 from tapeflow.core.runner import PRIMITIVES, Graph, run_tensors, symbolic, tracing
 from tapeflow.core.tensor import Tensor, convert_to_tensor
@@ -488,5 +488,5 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
                                    f"rule (tapeflow.autodiff.vectorize.BATCH_RULES), or "
                                    f"fallback_to_while_loop=True", "vectorized_map")
     if warn:
-        warnings.warn(f"vectorized_map runs fn in a loop over the elements: {got}", UserWarning, stacklevel=2)
+        warnings.warn(f"vectorized_map runs fn in a loop over the elements: {got}", PerformanceWarning, stacklevel=2)
     return _loop(fn, elems, flat, n)

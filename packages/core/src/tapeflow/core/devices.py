@@ -185,7 +185,7 @@ def get(spec) -> Device:
                 _state["warned"] = True
                 warnings.warn(f"no GPU found for {spec!r}; running on cpu:0 (soft placement). "
                               "tf.config.set_soft_device_placement(False) makes this an error.",
-                              RuntimeWarning, stacklevel=3)
+                              errors.DevicePlacementWarning, stacklevel=3)
             return get("cpu:0")
         else:
             raise errors.NotFoundError(

@@ -70,4 +70,61 @@ class UnknownError(OpError):
     pass
 
 
-__all__ = [n for n in dir() if n.endswith("Error")]
+# ---- warnings --------------------------------------------------------------------------------------
+# TensorFlow warns through ``logging``; tapeflow warns through ``warnings`` with these categories, so a
+# program can silence, log or escalate one kind alone (``warnings.filterwarnings("ignore", category=...)``).
+
+class TapeflowWarning(UserWarning):
+    """Base of the warnings tapeflow issues: ``warnings.filterwarnings("error", category=TapeflowWarning)``
+    turns every one of them into an exception.
+
+    >>> import warnings
+    >>> import tapeflow as tf
+    >>> issubclass(tf.errors.PerformanceWarning, tf.errors.TapeflowWarning)
+    True
+    """
+
+
+class PerformanceWarning(TapeflowWarning):
+    """Code runs correctly but slower than it could (e.g. ``tf.vectorized_map`` falling back to a loop).
+
+    >>> import warnings
+    >>> import tapeflow as tf
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always", tf.errors.PerformanceWarning)
+    ...     y = tf.vectorized_map(lambda x: tf.py_function(lambda v: v, [x], tf.float32), tf.ones([2]))
+    >>> [c.category.__name__ for c in w]
+    ['PerformanceWarning']
+    """
+
+
+class CheckpointWarning(TapeflowWarning):
+    """A checkpoint or saved model was restored only in part (values that match nothing, skipped mismatches,
+    paths outside the checkpoint directory).
+
+    >>> import tapeflow as tf
+    >>> issubclass(tf.errors.CheckpointWarning, UserWarning)
+    True
+    """
+
+
+class DevicePlacementWarning(TapeflowWarning, RuntimeWarning):
+    """An op asked for a device that is not there and runs on another (soft device placement).
+
+    >>> import tapeflow as tf
+    >>> issubclass(tf.errors.DevicePlacementWarning, RuntimeWarning)
+    True
+    """
+
+
+class TrainingWarning(TapeflowWarning):
+    """``Model.fit`` or a callback cannot do what was asked and goes on (the input ran out of batches, a
+    monitored metric is missing from the logs).
+
+    >>> import tapeflow as tf
+    >>> issubclass(tf.errors.TrainingWarning, tf.errors.TapeflowWarning)
+    True
+    """
+
+
+__all__ = [n for n in dir() if n.endswith(("Error", "Warning"))]

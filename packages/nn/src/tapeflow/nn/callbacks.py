@@ -18,6 +18,8 @@ import sys
 import time
 import warnings
 
+from tapeflow.core.errors import TrainingWarning
+
 
 class Progbar:
     """A Keras-style progress bar: ``12/45 [=====>......] - ETA: 1s - loss: 0.4321``.
@@ -699,7 +701,7 @@ class ReduceLROnPlateau(_MonitorMode, Callback):
         current = logs.get(self.monitor)
         if current is None:
             warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "
-                          f"available. Available metrics are: {','.join(logs)}.", stacklevel=2)
+                          f"available. Available metrics are: {','.join(logs)}.", TrainingWarning, stacklevel=2)
             return
         current = float(current)
         if self.in_cooldown():

@@ -34,7 +34,7 @@ import weakref
 
 import numpy as np
 from tapeflow.core import dtypes as _dt
-from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundError
+from tapeflow.core.errors import CheckpointWarning, DataLossError, InvalidArgumentError, NotFoundError
 from tapeflow.core.tensor import constant
 from tapeflow.core.variables import Variable
 
@@ -436,7 +436,7 @@ class CheckpointLoadStatus:
                                                "load_weights(..., skip_mismatch=True) for a partial restore",
                                                "RestoreV2")
                 self._warned.update(missing)
-                warnings.warn(msg + "; they keep their values", stacklevel=3)
+                warnings.warn(msg + "; they keep their values", CheckpointWarning, stacklevel=3)
         pairs = [(k, self._pending[k], leaves[k]) for k in list(self._pending) if k in leaves]
         if self._skip_mismatch:
             fits = []
@@ -444,7 +444,7 @@ class CheckpointLoadStatus:
                 try:
                     _check(self.save_path, key, arr, var)
                 except InvalidArgumentError as e:
-                    warnings.warn(f"skipped: {e.message}", stacklevel=3)
+                    warnings.warn(f"skipped: {e.message}", CheckpointWarning, stacklevel=3)
                     del self._pending[key]
                 else:
                     fits.append((key, arr, var))
@@ -709,7 +709,7 @@ def _read_state(directory, filename=_STATE_FILE) -> dict:
             all_paths.append(p)
     if outside:
         warnings.warn(f"checkpoint state file {fname!r} names paths outside {os.fspath(directory)!r}, ignored: "
-                      f"{sorted(set(outside))[:10]}", stacklevel=3)
+                      f"{sorted(set(outside))[:10]}", CheckpointWarning, stacklevel=3)
     return {"latest": latest, "all": all_paths, "last_preserved": preserved}
 
 
