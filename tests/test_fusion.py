@@ -17,6 +17,28 @@ def options():
     tf.config.optimizer.set_experimental_options(saved)
 
 
+@pytest.fixture(params=[False, True], ids=["interpreted", "codegen"])
+def codegen(request, options, monkeypatch, tmp_path_factory):
+    """Fused kernels interpreted, or generated as C and compiled (every size; a disk cache for the session):
+    yields ``ran()``, whether the evaluations since the start ran the kernels the parameter asks for (generated
+    ones only with codegen on the CPU when a compiler is found; none otherwise)."""
+    from tapeflow.core import fusion
+    from tapeflow.kernels import codegen as cg
+
+    monkeypatch.setattr(fusion, "CODEGEN_MIN_SIZE", 0)
+    monkeypatch.setenv("TAPEFLOW_KERNEL_CACHE", str(tmp_path_factory.getbasetemp() / "kernels"))
+    options({"fusion_codegen": request.param})
+    before = _gen_calls()
+    expect = request.param and ON_CPU and cg.compiler() is not None
+    yield lambda: (_gen_calls() > before) == expect
+
+
+def _gen_calls():
+    from tapeflow import kernels
+
+    return kernels.get_backend("cpu").lib.tpfgen_calls()
+
+
 def _ops(cf):
     return [st[6].prim.name for st in cf._plan.steps]
 
@@ -58,7 +80,7 @@ CHAINS = {
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 @pytest.mark.parametrize("n", [1, 1000, 1025, 70001])  # one tile, several, threads (>= 32768 elements)
 @pytest.mark.parametrize("name", sorted(CHAINS))
-def test_fused_chains_equal_unfused(options, name, n, dtype):
+def test_fused_chains_equal_unfused(codegen, name, n, dtype):
     rng = seeded_rng(f"fusion-{name}-{n}")
     v = rng.normal(size=n) * 2
     v[: min(n, 4)] = [0.0, -0.0, np.nan, np.inf][: min(n, 4)] if n > 1 else [0.5]
@@ -66,9 +88,10 @@ def test_fused_chains_equal_unfused(options, name, n, dtype):
     got, want, cf = _both(CHAINS[name], x)
     assert _ops(cf).count("fused_elementwise") == 1, _ops(cf)
     _assert_same(got, want, dtype)
+    assert codegen()
 
 
-def test_several_outputs_and_intermediates_used_outside(options):
+def test_several_outputs_and_intermediates_used_outside(codegen):
     def f(x, y):
         a = x * y + 1.0
         b = tf.tanh(a)
@@ -80,9 +103,10 @@ def test_several_outputs_and_intermediates_used_outside(options):
     _assert_same(got, want, tf.float32)
     fused = [n for n in cf.graph.nodes if n.prim.name == "fused_elementwise"]
     assert len(fused) == 1 and len(fused[0].outputs) == 3  # a, b * 2 and a - y: one kernel, three outputs
+    assert codegen()
 
 
-def test_casts_between_float_types_fuse(options):
+def test_casts_between_float_types_fuse(codegen):
     def f(x):
         y = tf.cast(tf.exp(x), tf.float64) * 3.0
         return tf.cast(tf.sqrt(y + 1.0), tf.float32) - x
@@ -91,6 +115,7 @@ def test_casts_between_float_types_fuse(options):
     got, want, cf = _both(f, x)
     assert _ops(cf) == ["fused_elementwise"]
     _assert_same(got, want, tf.float32)
+    assert codegen()
 
 
 def test_no_cycle_through_an_unfused_op(options):
@@ -115,7 +140,7 @@ REDUCTIONS = {"sum": tf.reduce_sum, "mean": tf.reduce_mean, "max": tf.reduce_max
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 @pytest.mark.parametrize("n", [0, 1, 127, 128, 1000, 1025, 70001, 300007])  # lanes or not, tiles, threads
 @pytest.mark.parametrize("op", sorted(REDUCTIONS))
-def test_reductions_end_a_fused_kernel_bit_for_bit(options, op, n, dtype):
+def test_reductions_end_a_fused_kernel_bit_for_bit(codegen, op, n, dtype):
     red = REDUCTIONS[op]
 
     def f(x):
@@ -125,6 +150,7 @@ def test_reductions_end_a_fused_kernel_bit_for_bit(options, op, n, dtype):
     got, want, cf = _both(f, x)
     _assert_same(got, want, dtype)
     assert _ops(cf) == ["fused_elementwise"] and cf.fused_kernels()[0]["outputs"] == [f"{dtype.name}[]"]
+    assert codegen()
 
 
 def test_reductions_keepdims_nan_and_an_output_also_reduced(options):
@@ -205,7 +231,7 @@ def test_broadcasts_and_other_dtypes_stay_unfused(options):
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 @pytest.mark.parametrize("shape", [(3, 4), (300, 257), (2, 70, 513)])  # one tile; tiles and threads; rank 3
-def test_a_bias_broadcast_over_leading_dimensions_fuses_after_a_matmul(options, shape, dtype):
+def test_a_bias_broadcast_over_leading_dimensions_fuses_after_a_matmul(codegen, shape, dtype):
     # the matmul's epilogue: bias + activation (and more) in one pass over the product
     def f(a, w, b, c):
         return tf.nn.gelu(tf.matmul(a, w) + b) * c - 0.5
@@ -220,6 +246,7 @@ def test_a_bias_broadcast_over_leading_dimensions_fuses_after_a_matmul(options, 
     assert _ops(cf) == ["matmul", "fused_elementwise"]
     assert cf.fused_kernels()[0]["inputs"][1:3] == [f"{dtype.name}[{shape[-1]}]",
                                                     f"{dtype.name}[1,{','.join(map(str, shape[1:]))}]"]
+    assert codegen()
 
 
 def test_switched_off_and_single_ops_stay(options):
@@ -324,3 +351,54 @@ def test_sample_fused_kernel_sources_for_the_offline_compiler():
     for name, src in srcs.items():
         assert f"KERNEL {name}(" in src and "out0[i] = " in src
     assert "in1[0]" in srcs["issue_chain_f32"] and "TPF_X_TANH" in srcs["issue_chain_f32"].upper()
+
+
+@pytest.mark.skipif(not ON_CPU, reason="generated C kernels are the CPU's (a GPU builds its own, tested above)")
+def test_codegen_falls_back_to_the_interpreter_without_a_compiler(options, monkeypatch, tmp_path):
+    from tapeflow.core import fusion
+    from tapeflow.kernels import codegen as cg
+
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("TAPEFLOW_KERNEL_CACHE", str(tmp_path / "kernels"))
+    monkeypatch.setattr(fusion, "CODEGEN_MIN_SIZE", 0)
+    options({"fusion_codegen": True})
+    assert cg.compiler() is None
+    failed, before = cg.stats["failed"], _gen_calls()
+    x = tf.constant(seeded_rng("no-cc").normal(size=5000), tf.float32)
+    got, want, _ = _both(lambda x: tf.nn.softsign(x) * tf.nn.relu6(x * 1.75) - 0.125, x)  # a program of its own
+    _assert_same(got, want, tf.float32)
+    assert cg.stats["failed"] > failed and _gen_calls() == before  # interpreted
+    assert not (tmp_path / "kernels").exists() or not list((tmp_path / "kernels").iterdir())
+
+
+@pytest.mark.skipif(not ON_CPU, reason="generated C kernels are the CPU's")
+def test_codegen_caches_compiled_kernels_on_disk_and_can_be_switched_off(options, monkeypatch, tmp_path):
+    from tapeflow.core import fusion
+    from tapeflow.kernels import codegen as cg
+
+    if cg.compiler() is None:
+        pytest.skip("no GCC here: the interpreter runs (test_codegen_falls_back_... covers it)")
+    monkeypatch.delenv("TAPEFLOW_KERNEL_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    src = cg.kernel_source([0, 8, 3, 1, 0, 0, 0], 2, [3, 3], [0], 1, [1], [], "tpfgen_cache_test")
+    compiled, cached = cg.stats["compiled"], cg.stats["cached"]
+    addr = cg.build(src, "tpfgen_cache_test")
+    files = list((tmp_path / "tapeflow" / "kernels").iterdir())
+    assert addr and [f.suffix for f in files] == [".so"] and cg.stats["compiled"] == compiled + 1  # no temp left
+    cg._LOADED.pop(str(files[0]))  # a new process: found on disk, not compiled again
+    assert cg.build(src, "tpfgen_cache_test") and cg.stats["compiled"] == compiled + 1
+    assert cg.stats["cached"] == cached + 1
+    assert cg.build(src.replace("log", "log "), "tpfgen_cache_test")  # another source: another file
+    assert len(list((tmp_path / "tapeflow" / "kernels").iterdir())) == 2
+
+    # switched off: the same program interpreted, the same values
+    monkeypatch.setattr(fusion, "CODEGEN_MIN_SIZE", 0)
+    f = tf.function(lambda x: tf.exp(tf.sin(x) * 0.375) - x)
+    x = tf.constant(seeded_rng("switch").normal(size=3000), tf.float64)
+    before = _gen_calls()
+    on = f(x).numpy()
+    assert _gen_calls() == before + 1
+    options({"fusion_codegen": False})
+    off = f(x).numpy()
+    assert _gen_calls() == before + 1 and on.tobytes() == off.tobytes()
+    assert tf.config.optimizer.get_experimental_options()["fusion_codegen"] is False

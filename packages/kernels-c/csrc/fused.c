@@ -275,6 +275,110 @@ static char *scratch(size_t need) {
     return scratch_buf;
 }
 
+
+/* ---- generated kernels ---------------------------------------------------------------------
+ *
+ * tapeflow.kernels.codegen turns a program into one C function that computes the whole chain per
+ * element in one loop (compiled by the system compiler at first use, cached on disk) and registers it
+ * here under the program's signature: the instructions, the registers' dtypes, which inputs are scalars,
+ * the output and reduced registers.  tpf_fused_eval_reduce looks the signature up on each call (whoever
+ * calls it: core's fused op or the executor) and, when a function is registered and generated kernels
+ * are on (tpfgen_enable), calls it for each tile instead of run_tile: the tiling, the threads, the
+ * broadcast inputs and the reductions stay the ones above.  A generated function is
+ *     void f(void *const *ptr, const double *params, int64_t m, uint32_t zero)
+ * (ptr: the registers' tiles as run_tile has them; zero is 0, a value the compiler cannot see, used
+ * to keep each instruction's result rounded on its own: see codegen.py).  Entries are never removed
+ * (the libraries stay loaded); the table holds GEN_SLOTS signatures, later ones are interpreted.
+ */
+typedef void (*tpf_gen_fn)(void *const *, const double *, int64_t, uint32_t);
+#define GEN_SLOTS 4096
+typedef struct { uint64_t h; int nkey; tpf_gen_fn fn; int32_t key[]; } gen_entry;
+static gen_entry *gen_table[GEN_SLOTS];
+static int gen_on = 1;
+static int64_t gen_ncalls;
+static int gen_count;   /* signatures registered */
+
+/* the signature as int32s into key (NULL: only its length) */
+static int gen_key(int32_t *key, const int32_t *program, int n_instr, int n_regs, const int32_t *rdt,
+                   const int64_t *period, int n_inputs, const int32_t *out_regs, int n_outputs,
+                   const int32_t *red_regs, int n_red) {
+    int len = 5 + n_instr * NFIELDS + n_regs + n_inputs + n_outputs + n_red;
+    if (!key) return len;
+    int k = 0;
+    key[k++] = n_instr; key[k++] = n_regs; key[k++] = n_inputs; key[k++] = n_outputs; key[k++] = n_red;
+    for (int i = 0; i < n_instr * NFIELDS; i++) key[k++] = program[i];
+    for (int r = 0; r < n_regs; r++) key[k++] = rdt[r];
+    for (int r = 0; r < n_inputs; r++) key[k++] = period[r] == 1;
+    for (int q = 0; q < n_outputs; q++) key[k++] = out_regs[q];
+    for (int q = 0; q < n_red; q++) key[k++] = red_regs[q];
+    return len;
+}
+
+static uint64_t gen_hash(const int32_t *key, int len) {
+    uint64_t h = 1469598103934665603ULL;
+    for (int i = 0; i < len; i++) { h ^= (uint32_t)key[i]; h *= 1099511628211ULL; }
+    return h;
+}
+
+/* the slot of signature key (its entry, or the first empty slot: *found tells), -1 when the table is full */
+static int gen_find(const int32_t *key, int len, uint64_t h, int *found) {
+    for (int j = 0; j < GEN_SLOTS; j++) {
+        int s = (int)((h + (uint64_t)j) % GEN_SLOTS);
+        gen_entry *e = __atomic_load_n(&gen_table[s], __ATOMIC_ACQUIRE);
+        if (!e) { *found = 0; return s; }
+        if (e->h == h && e->nkey == len && !memcmp(e->key, key, sizeof(int32_t) * (size_t)len)) { *found = 1; return s; }
+    }
+    *found = 0;
+    return -1;
+}
+
+static tpf_gen_fn gen_lookup(const int32_t *program, int n_instr, int n_regs, const int32_t *rdt,
+                             const int64_t *period, int n_inputs, const int32_t *out_regs, int n_outputs,
+                             const int32_t *red_regs, int n_red) {
+    if (!__atomic_load_n(&gen_on, __ATOMIC_RELAXED) || !__atomic_load_n(&gen_count, __ATOMIC_ACQUIRE)) return NULL;
+    int len = gen_key(NULL, program, n_instr, n_regs, rdt, period, n_inputs, out_regs, n_outputs, red_regs, n_red);
+    int32_t stack[512];
+    int32_t *key = len <= 512 ? stack : malloc(sizeof(int32_t) * (size_t)len);
+    if (!key) return NULL;
+    gen_key(key, program, n_instr, n_regs, rdt, period, n_inputs, out_regs, n_outputs, red_regs, n_red);
+    int found;
+    int s = gen_find(key, len, gen_hash(key, len), &found);
+    if (key != stack) free(key);
+    return s >= 0 && found ? __atomic_load_n(&gen_table[s], __ATOMIC_ACQUIRE)->fn : NULL;
+}
+
+static int gen_lock;
+
+int tpfgen_register(const int32_t *program, int n_instr, int n_regs, const int32_t *reg_dtype,
+                    const int64_t *input_period, int n_inputs, const int32_t *out_regs, int n_outputs,
+                    const int32_t *red_regs, int n_red, void *fn) {
+    if (!fn || n_instr < 0 || n_regs < 0 || n_inputs < 0 || n_outputs < 0 || n_red < 0 || n_regs > 4096)
+        return TPF_EBADARG;
+    int len = gen_key(NULL, program, n_instr, n_regs, reg_dtype, input_period, n_inputs, out_regs, n_outputs,
+                      red_regs, n_red);
+    gen_entry *e = malloc(sizeof(gen_entry) + sizeof(int32_t) * (size_t)len);
+    if (!e) return TPF_ENOMEM;
+    gen_key(e->key, program, n_instr, n_regs, reg_dtype, input_period, n_inputs, out_regs, n_outputs, red_regs, n_red);
+    e->nkey = len;
+    e->h = gen_hash(e->key, len);
+    e->fn = (tpf_gen_fn)fn;
+    while (__atomic_exchange_n(&gen_lock, 1, __ATOMIC_ACQUIRE)) {}
+    int found, st = TPF_OK;
+    int s = gen_find(e->key, len, e->h, &found);
+    if (s < 0) st = TPF_ENOMEM;
+    else if (found) free(e);   /* registered already (the same signature computes the same values) */
+    else { __atomic_store_n(&gen_table[s], e, __ATOMIC_RELEASE); __atomic_fetch_add(&gen_count, 1, __ATOMIC_RELEASE); }
+    __atomic_store_n(&gen_lock, 0, __ATOMIC_RELEASE);
+    if (st != TPF_OK) free(e);
+    return st;
+}
+
+/* generated kernels on (1) or off (0); returns the previous setting */
+int tpfgen_enable(int on) { return __atomic_exchange_n(&gen_on, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+/* how many fused evaluations ran a generated kernel so far */
+int64_t tpfgen_calls(void) { return __atomic_load_n(&gen_ncalls, __ATOMIC_RELAXED); }
+
 /* ---- the entry points ----------------------------------------------------------------------- */
 
 int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_instr, int n_regs,
@@ -294,6 +398,9 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
         if (dt != TPF_F32 && dt != TPF_F64) return TPF_EBADDTYPE;
     }
     /* output register -> output index (-1: a temporary) */
+    tpf_gen_fn gen = gen_lookup(program, n_instr, n_regs, reg_dtype, input_period, n_inputs, out_regs, n_outputs,
+                                red_regs, n_red);
+    if (gen) __atomic_fetch_add(&gen_ncalls, 1, __ATOMIC_RELAXED);
     int *outof = malloc(sizeof(int) * (size_t)(n_regs + 1));
     if (!outof) return TPF_ENOMEM;
     for (int r = 0; r < n_regs; r++) outof[r] = -1;
@@ -379,7 +486,8 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
                         ptr[r] = (char *)outputs[outof[r]] + a * es[r];
                     }
                 }
-                run_tile(program, params, n_instr, reg_dtype, ptr, m);
+                if (gen) gen(ptr, params, m, 0u);
+                else run_tile(program, params, n_instr, reg_dtype, ptr, m);
                 for (int q = 0; q < n_red; q++) {
                     int reg = red_regs[q], f64 = reg_dtype[reg] == TPF_F64;
                     const rakind *K = &ra_table[red_ops[q]][f64];

@@ -455,7 +455,7 @@ def _fused(dev, *inputs, program, params, reg_dtypes, period, out_regs, shape, t
     be = dev.backend
     prep = _PREPARED.get((id(program), id(be)))
     if prep is None or prep[0] is not program:
-        prep = _prepare(be, program, params, reg_dtypes, period, out_regs, red)
+        prep = _prepare(be, program, params, reg_dtypes, period, out_regs, red, shape)
     _, args, out_dts, red_dts, first = prep
     run_shape = shape if first is None else inputs[first]._shape
     if run_shape != shape or None in shape:
@@ -493,7 +493,58 @@ def _fused(dev, *inputs, program, params, reg_dtypes, period, out_regs, shape, t
 _PREPARED: dict = {}
 
 
-def _prepare(be, program, params, reg_dtypes, period, out_regs, red):
+#: programs of fewer elements are interpreted (compiling costs ~0.5 s once; the interpreter is as fast on a few
+#: tiles)
+CODEGEN_MIN_SIZE = 1 << 15
+#: program signature -> whether a generated kernel serves it
+_GENERATED: dict = {}
+
+
+def _codegen(be, attrs) -> bool:
+    """On the CPU, with ``fusion_codegen`` on: generate, compile (or find in the disk cache) and register the C
+    kernel of fused program ``attrs`` (two instructions or more, or one and a reduction, and at least
+    ``CODEGEN_MIN_SIZE`` elements when the size is known); whether one serves it.  Without a usable compiler
+    the interpreter runs."""
+    from .graph_opt import OPTIONS
+
+    program, red = attrs["program"], attrs.get("red", ())
+    if not OPTIONS.get("fusion_codegen", True) or getattr(be, "name", None) != "cpu" or \
+            not hasattr(getattr(be, "lib", None), "tpfgen_register") or len(program) + len(red) < 2:
+        return False
+    size = 1
+    for d in attrs["shape"]:
+        size = size * d if d is not None and size is not None else None
+    if size is not None and size < CODEGEN_MIN_SIZE:
+        return False
+    period = tuple(1 if p == 1 else 0 for p in attrs["period"])
+    key = (program, attrs["reg_dtypes"], period, attrs["out_regs"], tuple(r for r, _, _ in red))
+    done = _GENERATED.get(key)
+    if done is None:
+        from tapeflow.kernels import codegen
+
+        codegen_switch(True)
+        done = _GENERATED[key] = codegen.register(be, [v for ins in program for v in ins], len(attrs["reg_dtypes"]),
+                                                  list(attrs["reg_dtypes"]), list(period), len(period),
+                                                  list(attrs["out_regs"]), list(key[4]))
+    return done
+
+
+def codegen_switch(on: bool):
+    """Turn the CPU's generated fused kernels on or off (``fusion_codegen``): off, every program is interpreted."""
+    from tapeflow import kernels
+
+    try:
+        be = kernels.get_backend("cpu")
+    except Exception:  # noqa: BLE001 (no CPU library: nothing to switch)
+        return
+    from .graph_opt import OPTIONS
+
+    be.lib.tpfgen_enable(1 if (on and OPTIONS.get("fusion_codegen", True)) else 0)
+
+
+def _prepare(be, program, params, reg_dtypes, period, out_regs, red, shape):
+    _codegen(be, {"program": program, "red": red, "shape": shape, "reg_dtypes": reg_dtypes, "period": period,
+                  "out_regs": out_regs})
     flat = [v for ins in program for v in ins]
     args = [flat, list(params), len(program), len(reg_dtypes), list(reg_dtypes), list(period),
             list(out_regs), len(out_regs), [c for _, c, _ in red], [r for r, _, _ in red], len(red)]
@@ -527,6 +578,7 @@ def kernel_program(node):
         return None
     if None in attrs["shape"] or any(None in tuple(t._shape) for t in node.inputs):
         return None
+    _codegen(node.dev.backend, attrs)
     return attrs
 
 

@@ -33,6 +33,7 @@ OPTIONS = {
     "memory_optimizer": True,          # release each intermediate after its last use
     "elementwise_fusion": True,        # chains of element-wise ops as one kernel (fusion.py)
     "kernel_executor": True,           # runs of kernels of known shapes as one C call (function.Plan)
+    "fusion_codegen": True,            # fused kernels as generated C compiled at first use, else interpreted
 }
 #: TensorFlow's other switches: passes tapeflow does not have, so they may only be turned off
 ABSENT = ("layout_optimizer", "shape_optimization", "remapping", "dependency_optimization", "loop_optimization",
@@ -50,6 +51,10 @@ def set_options(options: dict):
             if not isinstance(v, bool):
                 raise TypeError(f"tf.config.optimizer option {k!r} takes True or False, got {v!r}")
             OPTIONS[k] = v
+            if k == "fusion_codegen":
+                from .fusion import codegen_switch
+
+                codegen_switch(v)
         elif k in ABSENT:
             if v not in (False, None) and not (k == "min_graph_nodes" and isinstance(v, int)):
                 raise ValueError(f"tf.config.optimizer option {k!r}: tapeflow has no such pass, so it cannot be "
