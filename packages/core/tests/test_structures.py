@@ -365,3 +365,18 @@ def test_sparse_reduce_sum_runs_inside_tf_function():
     cols, rows, total = f(st)
     assert cols.numpy().tolist() == [1.0, 0.0, 5.0, 0.0]  # TensorFlow 2.21's values (duplicates summed)
     assert rows.numpy().tolist() == [[1.0], [5.0], [0.0]] and float(total) == 6.0
+
+
+def test_elementwise_string_ops_and_cast_take_ragged_and_sparse_tensors():
+    # TensorFlow dispatches these to the flat values: tf.strings.to_number(tf.strings.split(s, ",")) is ragged
+    r = tf.strings.split(tf.constant(["1,2", "3"]), ",")
+    assert tf.strings.to_number(r).to_list() == [[1.0, 2.0], [3.0]]
+    assert tf.strings.length(r).to_list() == [[1, 1], [1]]
+    assert tf.strings.upper(tf.strings.split(tf.constant(["a b", "c"]))).to_list() == [[b"A", b"B"], [b"C"]]
+    assert tf.strings.substr(tf.strings.split(tf.constant(["abc de"])), 0, 2).to_list() == [[b"ab", b"de"]]
+    f = tf.function(lambda t: tf.strings.to_number(tf.strings.split(t, ",")).to_tensor())
+    assert f(tf.constant(["1,2", "3"])).numpy().tolist() == [[1.0, 2.0], [3.0, 0.0]]
+    c = tf.cast(tf.ragged.constant([[1, 2], [3]]), tf.float32)
+    assert c.dtype is tf.float32 and c.to_list() == [[1.0, 2.0], [3.0]]
+    sp = tf.cast(tf.sparse.SparseTensor([[0], [2]], [1, 2], [3]), tf.float64)
+    assert sp.dtype is tf.float64 and tf.sparse.to_dense(sp).numpy().tolist() == [1.0, 0.0, 2.0]

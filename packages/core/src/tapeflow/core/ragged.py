@@ -351,6 +351,11 @@ class RaggedTensor:
         >>> tf.ragged.constant([[1, 2], [], [3]]).with_values([7, 8, 9]).to_list()
         [[7, 8], [], [9]]
         """
+        sp = self._row_splits
+        if sp._h is None and sp._arr is None:  # traced (tf.function): nothing to check on the host, keep the rows
+            r = object.__new__(RaggedTensor)
+            r._values, r._row_splits = _as_values(new_values, "RaggedTensor"), sp
+            return r
         return RaggedTensor(new_values, self._row_splits)
 
     def with_flat_values(self, new_values) -> RaggedTensor:

@@ -542,6 +542,10 @@ def cast(x, dtype, name=None) -> Tensor:
     """
     dtype = dtype_arg(dtype, "Cast")
     if type(x) is not Tensor:
+        if hasattr(x, "nested_row_splits"):  # a RaggedTensor: its values cast, as TensorFlow dispatches
+            return x.with_flat_values(cast(x.flat_values, dtype))
+        if hasattr(x, "dense_shape") and hasattr(x, "indices"):  # a SparseTensor: likewise
+            return type(x)(x.indices, cast(x.values, dtype), x.dense_shape)
         x = to_tensor(x, "Cast")
     x = scoped(x)  # runner.run(_CAST, (x,), attrs) for one input, hand-tuned: casts are everywhere
     if x._dtype is dtype and not hooks.tracing:

@@ -1233,6 +1233,25 @@ _host_impl("tensor_scatter_nd_update", 0, _scatter_update_host)
 _host_impl("transpose", 0, lambda dev, x, *, perm: _out_strings(np.transpose(_strings(x), perm), dev))
 _host_impl("tile", 0, lambda dev, x, *, multiples: _out_strings(np.tile(_strings(x), multiples), dev))
 
+def _ragged_elementwise(fn):
+    """``fn`` that also takes a RaggedTensor as its first argument: applied to the flat values, the row partition
+    kept (TensorFlow dispatches its element-wise string ops so: ``tf.strings.to_number(tf.strings.split(s, ","))``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def op(input, *args, **kwargs):  # noqa: A002 (TensorFlow's argument name)
+        if isinstance(input, RaggedTensor):
+            return input.with_flat_values(fn(input.flat_values, *args, **kwargs))
+        return fn(input, *args, **kwargs)
+
+    return op
+
+
+length, lower, upper, strip = (_ragged_elementwise(f) for f in (length, lower, upper, strip))
+regex_replace, regex_full_match = _ragged_elementwise(regex_replace), _ragged_elementwise(regex_full_match)
+to_number, as_string = _ragged_elementwise(to_number), _ragged_elementwise(as_string)
+to_hash_bucket_fast, substr = _ragged_elementwise(to_hash_bucket_fast), _ragged_elementwise(substr)
+
 #: the public names of tf.strings
 STRINGS_API = {
     "split": split, "bytes_split": bytes_split, "join": join, "length": length, "substr": substr, "lower": lower,
