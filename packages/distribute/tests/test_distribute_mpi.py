@@ -205,3 +205,57 @@ def test_mpiexec_comes_with_the_package():
 
     out = subprocess.run([mpiexec(), "--version"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "HYDRA" in out.stdout.upper()
+
+
+TWO_GRADIENTS = textwrap.dedent("""
+    import json, sys
+    import tapeflow as tf
+    from tapeflow.distribute import _overlap
+
+    out, overlap = sys.argv[1], sys.argv[2] == "1"
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(overlap_backward=overlap))
+    rank = strategy.cluster_resolver.task_id
+    served, match = [], _overlap.Step.match
+
+    def record_match(self, *args):
+        got = match(self, *args)
+        served.append(got is not None)
+        return got
+
+    _overlap.Step.match = record_match
+    tf.random.set_seed(3)
+    with strategy.scope():
+        g_w = tf.Variable(tf.random.normal([4, 4]), name="generator")
+        d_w = tf.Variable(tf.random.normal([4, 1]), name="discriminator")
+    x = tf.random.stateless_normal([6, 4], seed=[rank, 1])
+
+    def step():   # a GAN's shape: two gradients of one persistent tape, then their two updates
+        with tf.GradientTape(persistent=True) as tape:
+            d = tf.matmul(tf.tanh(tf.matmul(x, g_w)), d_w)
+            d_loss = tf.distribute.compute_average_loss(tf.reshape(tf.square(d - 1.0), [-1]), global_batch_size=12)
+            g_loss = tf.distribute.compute_average_loss(tf.reshape(tf.square(d), [-1]), global_batch_size=12)
+        gd = tape.gradient(d_loss, [d_w])
+        gg = tape.gradient(g_loss, [g_w])
+        ctx = tf.distribute.get_replica_context()
+        for v, g in zip([d_w, g_w], ctx.all_reduce("SUM", gd) + ctx.all_reduce("SUM", gg)):
+            v.assign_sub(0.1 * g)
+
+    for _ in range(3):
+        strategy.run(step)
+    with open(f"{out}.{rank}.json", "w") as f:
+        json.dump({"final": [g_w.numpy().tolist(), d_w.numpy().tolist()], "served": served}, f)
+""")
+
+
+def test_two_gradients_of_one_tape_are_each_summed_during_the_backward_pass(tmp_path):
+    script = tmp_path / "two.py"
+    script.write_text(TWO_GRADIENTS)
+    runs = {}
+    for overlap in (1, 0):
+        proc = run_mpi(script, 2, [tmp_path / f"out{overlap}", overlap], timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        runs[overlap] = [json.loads((tmp_path / f"out{overlap}.{r}.json").read_text()) for r in range(2)]
+    # each step's two all_reduce calls both took sums made during tape.gradient (the older gradient's too)
+    assert [r["served"].count(True) for r in runs[1]] == [6, 6]
+    assert runs[1][0]["final"] == runs[1][1]["final"] == runs[0][0]["final"]

@@ -471,7 +471,7 @@ class MultiWorkerMirroredStrategy(Strategy):
             _chief[0] = self._comm.rank == 0
         self._ctx = ReplicaContext(self, self._comm.rank)
         self._overlap = None   # the helper thread that all-reduces buckets during the backward pass
-        self._pending = None   # the last tape.gradient's overlapped all-reduce, until its sums are used
+        self._pending = []     # the last tape.gradient calls' overlapped all-reduces, until their sums are used
         overlap = communication_options.overlap_backward
         if overlap is None and self._comm.size > 1:   # two cores per process of the job on this machine
             local = self._comm.comm.Split_type(MPI.COMM_TYPE_SHARED)
@@ -498,8 +498,18 @@ class MultiWorkerMirroredStrategy(Strategy):
         if ctx._batch is not None:
             local, total = ctx._batch
             scale = local / total
-        self._pending = _overlap.Step(self._overlap, list(variables), scale, self._bytes)
-        return self._pending
+        step = _overlap.Step(self._overlap, list(variables), scale, self._bytes)
+        self._pending = self._pending[-3:] + [step]   # (a GAN's two gradients, then two apply_gradients)
+        return step
+
+    def _overlapped(self, tensors, variables=None):
+        """The sums of ``tensors`` made during a recent tape.gradient, when they are its gradients; else None."""
+        for step in reversed(self._pending):
+            summed = step.match(tensors, variables)
+            if summed is not None:
+                self._pending.remove(step)
+                return summed
+        return None
 
     def run(self, fn, args=(), kwargs=None, options=None):
         """Call ``fn(*args, **kwargs)`` as this process's replica (per-replica values give its own part)."""
@@ -522,12 +532,9 @@ class MultiWorkerMirroredStrategy(Strategy):
         return self._comm.all_gather(parts[0])
 
     def _all_reduce(self, ctx, tensors, names):
-        step = self._pending
-        if step is not None:
-            summed = step.match(tensors)   # the gradients of the last tape.gradient: summed during it
-            if summed is not None:
-                self._pending = None
-                return summed
+        summed = self._overlapped(tensors)   # gradients of a tape.gradient: summed during it
+        if summed is not None:
+            return summed
         self._comm.check(C.signature(names, tensors), "all_reduce", "CollectiveReduce")
         return self._comm.all_reduce(tensors, self._bytes)
 
@@ -562,8 +569,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         with pause_all():
             raw = [g if isinstance(g, Tensor) else K.convert_to_tensor(g) for g, _ in pairs]
             variables = [v for _, v in pairs]
-            step, self._pending = self._pending, None
-            summed = None if step is None else step.match(raw, variables)
+            summed = self._overlapped(raw, variables)
             if summed is not None:   # all-reduced (and scaled) during the backward pass
                 self._broadcast_variables([v for v in variables if not self._synced.has(v)])
             else:
