@@ -190,6 +190,28 @@ def test_loaded_function_is_differentiable(tmp_path):
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-4, atol=1e-6)
 
 
+def test_loaded_function_under_tape_inside_tf_function(tmp_path):
+    """The loaded signature (a ConcreteFunction) called inside a tf.function under a GradientTape: its graph
+    joins the caller's, and the gradient equals the original model's."""
+    custom = Custom()
+    tf.saved_model.save(custom, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+
+    def grad_of(f):
+        def g(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.reduce_sum(tf.nest.flatten(f(x))[1] ** 2)
+            return tape.gradient(loss, x)
+        return g
+
+    x = tf.constant([[1.0, 2.0], [0.3, -0.4], [0.5, 0.5]])
+    got = tf.function(grad_of(loaded))(x).numpy()
+    want = grad_of(custom)(x).numpy()
+    assert np.abs(want).max() > 0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
 def _walk_dtype(spec):
     for d in ("float32", "int32", "int64", "bool"):
         if d in spec.dtypes:

@@ -36,7 +36,7 @@ from . import devices as _device
 from . import errors
 from . import nest
 from .dispatch import hooks
-from .runner import Graph, KernelStatus, _trace, fail, init_scope, symbolic, tracing
+from .runner import Graph, KernelStatus, Node, _trace, fail, init_scope, symbolic, tracing
 from .tensor import Tensor, convert_to_tensor, make
 from .tensor_spec import TensorSpec, relax
 
@@ -828,6 +828,11 @@ class ConcreteFunction:
         return self._call_flat(flat)
 
     def _call_flat(self, flat, placed=False):
+        if hooks.tracing and _trace.graph is not None:  # called while another function is traced
+            outs = self._inline(flat)
+            if self._single is not None:
+                return outs[0]
+            return _pack_outputs(self.graph, outs)
         if not placed:  # inputs go to the devices the graph was traced for
             phs = self.graph.inputs
             flat = [t if t._dev is p._dev else t.to(p._dev) for t, p in zip(flat, phs)]
@@ -835,6 +840,15 @@ class ConcreteFunction:
         if self._single is not None:
             return outs[0]
         return _pack_outputs(self.graph, outs)
+
+    def _inline(self, flat) -> list:
+        """This function's graph added to the graph being traced, its inputs bound to ``flat`` (symbolic or
+        not); returns the flat outputs.  As TensorFlow's call of a function from another (the outer graph
+        calls the inner one, and its optimizer inlines the call): the nodes (as the tape records them, before
+        fusion) join the outer graph with their attributes, so the outer graph's passes run over them,
+        variables are read when the outer graph runs, and a tape recording while the outer function traces
+        records each op (gradients flow through the call)."""
+        return _replay(self._taped_plan, {id(p): t for p, t in zip(self.graph.inputs, flat)}, self.name)
 
     def fused_kernels(self) -> list:
         """The element-wise kernels the fusion pass made for this graph, in the order they run: for each, a
@@ -877,6 +891,70 @@ class ConcreteFunction:
 
     def __repr__(self):
         return f"<ConcreteFunction {self.name}({', '.join(map(repr, self._specs))})>"
+
+
+def _replay(plan, env, fname) -> list:
+    """Add ``plan``'s nodes (of another graph) to the graph being traced, the other graph's tensors mapped
+    through ``env`` (id -> a tensor of this graph: the inputs and captures first; the outputs are added);
+    returns the plan's outputs in this graph."""
+    g = _trace.graph
+    slot, template = plan.slot, plan.template
+
+    def get(t):
+        v = env.get(id(t))
+        if v is None:
+            i = slot.get(id(t))
+            v = template[i] if i is not None and isinstance(template[i], Tensor) else t  # a constant, or lifted
+        return v
+
+    for node in (st[6] for st in plan.steps):
+        if node.prim.name in ENV_PRIMITIVES:
+            raise ValueError(f"concrete function '{fname}' holds a tf.custom_gradient, whose gradient function "
+                             f"reads the values of the graph it was traced in; it cannot be called inside another "
+                             f"tf.function: call the tf.function itself there (it traces again)")
+        attrs = node.attrs
+        if node.prim.name == "read_variable":  # as the outer function's own reads: one per variable until an
+            env[id(node.outputs)] = attrs["var"].read_value()  # update, watched by tapes
+            continue
+        if node.prim.name == "variable_update":
+            g.reads.pop(attrs["var"], None)
+        ins = tuple(get(t) for t in node.inputs)
+        if node.prim.name == "branch":  # built again from its branch graphs, replayed: its Python functions
+            # (which a tape inside the outer function traces again) close over the other graph's tensors, and its
+            # output shapes come from the branches over this graph's tensors
+            from .control_flow import _build_branches
+
+            fns = tuple(_branch_replayer(p, [ins[1 + j] for j in idx], fname)
+                        for p, idx in zip(attrs["plans"], attrs["cap_index"]))
+            res = _build_branches(ins[0], fns, attrs["names"], "tf.cond")
+            for o, r in zip(node.outputs if isinstance(node.outputs, tuple) else (node.outputs,), res):
+                env[id(o)] = r
+            continue
+        spec = node.prim.infer(*ins, **(attrs or {}))
+        if isinstance(spec, list):
+            out = tuple(symbolic(sh, dt, node.dev) for sh, dt in spec)
+            for o, n in zip(node.outputs, out):
+                env[id(o)] = n
+        else:
+            out = symbolic(spec[0], spec[1], node.dev)
+            env[id(node.outputs)] = out
+        g.add(Node(node.prim, ins, out, attrs, node.where, node.dev))
+        rec = hooks.recorder
+        if rec is not None:
+            rec(node.prim.name, ins, out, attrs or None)
+        if _subgraphs(node):
+            g.reads.clear()  # control flow may have updated variables: read them again after it
+    by_slot: dict = {}
+    for k, i in slot.items():
+        if k in env:
+            by_slot.setdefault(i, env[k])
+    return [None if i is None else by_slot[i] if i in by_slot else template[i] for i in plan.outs]
+
+
+def _branch_replayer(plan, caps, fname):
+    def fn():
+        return _replay(plan, {id(c): t for c, t in zip(plan.captures, caps)}, fname)
+    return fn
 
 
 def _single_output(graph):

@@ -1345,11 +1345,7 @@ class LoadedSignature:
 
     def call_flat(self, flat):
         """The outputs (a list, ``output_names`` order) for the inputs ``flat`` (``input_specs`` order)."""
-        if current_graph() is not None:  # inside another tf.function: the model's ops join its graph
-            vals = [x if isinstance(x, Tensor) else convert_to_tensor(x, s.dtype)
-                    for x, s in zip(flat, self.input_specs)]
-            return list(self._fn(*vals))
-        out = self.concrete_function(*flat)
+        out = self.concrete_function(*flat)  # (inside another tf.function, its graph joins the caller's)
         return list(out) if isinstance(out, (list, tuple)) else [out]
 
     def __call__(self, *args, **kwargs):
