@@ -380,3 +380,14 @@ def test_elementwise_string_ops_and_cast_take_ragged_and_sparse_tensors():
     assert c.dtype is tf.float32 and c.to_list() == [[1.0, 2.0], [3.0]]
     sp = tf.cast(tf.sparse.SparseTensor([[0], [2]], [1, 2], [3]), tf.float64)
     assert sp.dtype is tf.float64 and tf.sparse.to_dense(sp).numpy().tolist() == [1.0, 0.0, 2.0]
+
+
+def test_concat_of_ragged_tensors_as_tensorflow():
+    rt = tf.ragged.constant([[1, 2], [], [3, 4, 5]])
+    assert tf.concat([rt, rt], axis=0).to_list() == [[1, 2], [], [3, 4, 5], [1, 2], [], [3, 4, 5]]
+    assert tf.concat([rt, rt], axis=1).to_list() == [[1, 2, 1, 2], [], [3, 4, 5, 3, 4, 5]]  # TensorFlow 2.21's
+    assert tf.concat([rt, tf.constant([[9], [8], [7]])], axis=1).to_list() == [[1, 2, 9], [8], [3, 4, 5, 7]]
+    words = tf.concat([tf.ragged.constant([["a"], ["b", "c"]]), tf.ragged.constant([["d"], []])], axis=-1)
+    assert words.to_list() == [[b"a", b"d"], [b"b", b"c"]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"RaggedConcat"):
+        tf.concat([rt, tf.ragged.constant([[1]])], axis=1)

@@ -800,6 +800,10 @@ def concat(values, axis, name=None):
     >>> tf.concat([tf.constant([[1, 2]]), tf.constant([[3, 4]])], axis=0).numpy().tolist()
     [[1, 2], [3, 4]]
     """
+    if isinstance(values, (list, tuple)) and any(hasattr(v, "nested_row_splits") for v in values):
+        from .. import ragged  # RaggedTensors: tf.ragged's concat, as TensorFlow dispatches
+
+        return ragged._concat(values, axis)
     ts = _join_inputs(values, "ConcatV2")
     s0 = ts[0]._shape
     nd = len(s0)
