@@ -145,6 +145,8 @@ FAULT = textwrap.dedent("""
         vs = [tf.Variable(tf.zeros([2]), name=f"v{i}") for i in range(2 + (rank if mode == "count" else 0))]
         vs.append(tf.Variable(tf.zeros(shape), name="kernel"))
     ctx_grads = [tf.ones(v.shape) for v in vs]
+    if mode == "function":   # collectives inside a tf.function being traced: no values to send yet
+        strategy.run(tf.function(lambda: tf.distribute.get_replica_context().all_reduce("SUM", tf.ones([2]) * 2)))
     if mode == "none":   # rank 1's loss does not use v0: its gradient is None there only
         with tf.GradientTape() as tape:
             loss = sum(tf.reduce_sum(v) for v in vs[1 if rank == 1 else 0:])
@@ -198,6 +200,13 @@ def test_gradients_none_on_one_rank_only_are_named_when_reduced_during_the_backw
         in proc.stderr
     assert "rank 1 has 1 None ['v0:0'], the 2 ranks 1 in all" in proc.stderr or \
         "rank 0 has 0 None [], the 2 ranks 1 in all" in proc.stderr
+
+
+def test_collectives_inside_a_tf_function_are_a_typed_error(tmp_path):
+    proc, _ = _fault(tmp_path, "function")
+    assert proc.returncode != 0
+    assert "InvalidArgumentError: all_reduce of MultiWorkerMirroredStrategy inside a tf.function being traced" \
+        in proc.stderr
 
 
 def test_mpiexec_comes_with_the_package():

@@ -422,6 +422,16 @@ class MPIClusterResolver:
         return f"MPIClusterResolver(task_id={self.task_id}, num_workers={self.num_workers})"
 
 
+def _eager_only(tensors, what):
+    """MPI's collectives run on values: a tf.function being traced has none (yet) to send."""
+    if any(t._h is None and t._arr is None for t in tensors):
+        raise InvalidArgumentError(
+            f"{what} of MultiWorkerMirroredStrategy inside a tf.function being traced: its MPI collectives run "
+            "eagerly, on values; allowed: strategy.run on a plain Python function (compute inside it with "
+            "tf.function if you like, the all-reduce and apply_gradients outside; fit runs its steps eagerly "
+            "under the strategy)", "CollectiveReduce")
+
+
 class MultiWorkerMirroredStrategy(Strategy):
     """Synchronous data parallelism over processes: one replica per MPI process.
 
@@ -532,6 +542,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         return self._comm.all_gather(parts[0])
 
     def _all_reduce(self, ctx, tensors, names):
+        _eager_only(tensors, "all_reduce")
         summed = self._overlapped(tensors)   # gradients of a tape.gradient: summed during it
         if summed is not None:
             return summed
@@ -578,6 +589,7 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def _reduce_gradients(self, ctx, optimizer, raw, variables):
         """The synchronous path: this replica's (scaled) gradients checked across ranks, then summed."""
+        _eager_only(raw, f"{type(optimizer).__name__}.apply_gradients")
         grads = ctx._scale_grads(raw)
         fresh = [not self._synced.has(v) for v in variables]
         sig = [(v.name, tuple(g._shape), g._dtype.name + (" (not yet broadcast)" if f else ""))
@@ -908,7 +920,7 @@ def _on_gradient(sources):
     if ctx is None:
         return None
     strategy = ctx._strategy
-    if getattr(strategy, "_overlap", None) is None or not _overlap.wants(sources):
+    if getattr(strategy, "_overlap", None) is None or not _overlap.wants(sources) or not K.executing_eagerly():
         return None
     return strategy._begin_overlap(ctx, sources)
 
