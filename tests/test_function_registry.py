@@ -49,7 +49,8 @@ _SEED_INSIDE = ("its spec sets the global seed inside the function and resets it
                 "takes its stream when the graph runs (random_ops.LateStream), so the compiled run is unseeded; "
                 "test_seeded_random_ops_match_eager compares them with the seed set outside, as programs do")
 NOT_EQUAL_BY_DESIGN: dict = {op: _SEED_INSIDE for op in ("random_uniform", "random_normal", "truncated_normal",
-                                                          "categorical", "random_shuffle", "dropout")}
+                                                          "categorical", "random_shuffle", "dropout", "random_gamma",
+                                                          "random_poisson")}
 # op -> (positions of tensor arguments closed over as Python values instead of passed, why)
 STATIC_ARGS: dict = {
     "segment_sum": ((1,), "segment_ids must be static while tracing (the output length is the last id + 1): a "
@@ -281,6 +282,8 @@ SEEDED_RANDOM = {
     "categorical": lambda x: tf.random.categorical(x[:2], 5, seed=7),
     "random_shuffle": lambda x: tf.random.shuffle(x, seed=7),
     "dropout": lambda x: tf.nn.dropout(x, 0.5, seed=7),
+    "random_gamma": lambda x: tf.random.gamma([2], x + 0.5, seed=7),
+    "random_poisson": lambda x: tf.random.poisson([2], x * 10.0, seed=7),
 }
 
 
