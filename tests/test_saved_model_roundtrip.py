@@ -295,3 +295,99 @@ def test_dict_outputs_and_several_signatures(tmp_path):
     assert float(loaded.norm(v)) == 5.0  # a module's other functions as methods, as TensorFlow restores them
     with pytest.raises(AttributeError):
         loaded.nothing
+
+
+def _small_bn_model():
+    tf.keras.utils.set_random_seed(6)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), L.Dense(5, name="hidden"), L.BatchNormalization(),
+                                 L.ReLU(), L.Dense(2, name="out")])
+    x = np.random.default_rng(6).normal(size=(16, 4)).astype("float32")
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, np.ones([16, 2], "float32"), epochs=1, verbose=0)  # moving statistics away from 0 and 1
+    return model
+
+
+def test_loaded_model_has_the_variables_of_the_original(tmp_path):
+    """As TensorFlow's loaded models: ``variables`` and ``trainable_variables`` (names and values of the
+    original's; BatchNormalization's moving statistics are variables, not trainable)."""
+    model = _small_bn_model()
+    tf.saved_model.save(model, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert len(loaded.trainable_variables) == len(model.trainable_variables) == 6
+    assert len(loaded.variables) == len(model.variables) == 8
+    want = {v.name.split(":")[0]: v for v in model.variables}
+    for v in loaded.variables:
+        assert isinstance(v, tf.Variable)
+        w = want[v.name.split(":")[0]]
+        assert v.trainable == w.trainable, v.name
+        np.testing.assert_array_equal(v.numpy(), w.numpy())
+    assert {v.name for v in loaded.variables} == {v.name for v in model.variables}
+
+
+def test_fine_tune_a_loaded_model_and_export_it_again(tmp_path):
+    model = _small_bn_model()
+    tf.saved_model.save(model, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    x = tf.constant(np.random.default_rng(7).normal(size=(8, 4)).astype("float32"))
+    y = tf.zeros([8, 2])
+    before = [v.numpy().copy() for v in loaded.trainable_variables]
+    out0 = loaded(x).numpy()
+    opt = tf.keras.optimizers.SGD(0.1)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((loaded(x) - y) ** 2)
+    grads = tape.gradient(loss, loaded.trainable_variables)
+    assert all(g is not None for g in grads)
+    opt.apply_gradients(zip(grads, loaded.trainable_variables))
+    for b, v in zip(before, loaded.trainable_variables):
+        assert not np.allclose(b, v.numpy()), v.name
+    out1 = loaded(x).numpy()
+    assert float(np.mean(out1 ** 2)) < float(np.mean(out0 ** 2))  # the step lowered the loss
+    tf.saved_model.save(loaded, str(tmp_path / "tuned"))
+    again = tf.saved_model.load(str(tmp_path / "tuned"))
+    np.testing.assert_allclose(again(x).numpy(), out1, rtol=1e-6, atol=1e-6)
+    assert len(again.trainable_variables) == 6 and len(again.variables) == 8
+    for a, b in zip(again.variables, loaded.variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_signatures_share_the_variables(tmp_path):
+    m = Scorer()
+    tf.saved_model.save(m, str(tmp_path / "s"))
+    loaded = tf.saved_model.load(str(tmp_path / "s"))
+    assert [v.name for v in loaded.variables] == ["w:0"]
+    loaded.variables[0].assign(tf.zeros([4, 3]))
+    got = loaded(tf.ones([2, 4]))
+    np.testing.assert_allclose(got["scores"].numpy(), np.full([2, 3], -np.log(3.0)), rtol=1e-6)
+
+
+Pair = __import__("collections").namedtuple("Pair", ["low", "high"])
+
+
+def test_loaded_outputs_keep_tuples_lists_dicts_and_namedtuples(tmp_path):
+    """The exported structure exactly, as TensorFlow's nest records it: a tuple comes back a tuple (not a list),
+    a list a list, a namedtuple a namedtuple of the same name and fields."""
+    spec = [tf.TensorSpec([None], tf.float32, name="x")]
+    fns = {
+        "tuple": lambda x: (x + 1.0, x * 2.0),
+        "list": lambda x: [x + 1.0, x * 2.0],
+        "nested": lambda x: {"b": (x, [x * 3.0]), "a": Pair(x - 1.0, x + 1.0)},
+        "single_tuple": lambda x: (x,),
+    }
+    x = tf.constant([1.0, 2.0])
+    for key, fn in fns.items():
+        f = tf.function(fn, input_signature=spec)
+        tf.saved_model.save(f, str(tmp_path / key))
+        got = tf.saved_model.load(str(tmp_path / key))(x)
+        want = f(x)
+        # (the loaded Pair is a namedtuple class of the same name and fields, made by the loader)
+        tf.nest.assert_same_structure(got, want, check_types=key != "nested")
+        for g, w in zip(tf.nest.flatten(got), tf.nest.flatten(want)):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    got = tf.saved_model.load(str(tmp_path / "tuple"))(x)
+    assert type(got) is tuple
+    assert type(tf.saved_model.load(str(tmp_path / "list"))(x)) is list
+    nested = tf.saved_model.load(str(tmp_path / "nested"))(x)
+    assert type(nested) is dict and type(nested["b"]) is tuple and type(nested["b"][1]) is list
+    pair = nested["a"]
+    assert type(pair).__name__ == "Pair" and pair._fields == ("low", "high")
+    np.testing.assert_array_equal(pair.high.numpy(), [2.0, 3.0])

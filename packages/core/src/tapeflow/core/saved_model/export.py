@@ -2,10 +2,14 @@
 
 The manifest format (read by load.py) is defined here, once: ``MANIFEST`` in the export directory is JSON
 ``{"format": FORMAT, "format_version": FORMAT_VERSION, "tapeflow_version": ..., "opset": OPSET,
-"default_signature": name, "signatures": {name: manifest_entry(...)}}``, where an entry is
-``{"file": "<name>.onnx", "inputs": [{"name", "dtype", "shape"}], "outputs": [{"name", "dtype", "shape"}],
-"output_structure": ...}`` (shapes with ``null`` for free dimensions; ``output_structure`` is the output names
-nested as the function returned them: a name, a list, or a dict of them).
+"default_signature": name, "signatures": {name: manifest_entry(...)}, "variables": [{"name", "trainable"}]}``,
+where an entry is ``{"file": "<name>.onnx", "inputs": [{"name", "dtype", "shape"}], "outputs": [{"name", "dtype",
+"shape"}], "output_structure": ..., "output_nest": ..., "trainable_variables": [...], "non_trainable_variables":
+[...], "variable_keys": {...}}`` (shapes with ``null`` for free dimensions; ``output_structure`` is the output names
+nested as the function returned them: a name, a list, or a dict of them; ``output_nest`` the same structure
+exactly, tuples and namedtuples included (:func:`nest_entry`); ``*_variables`` name the initializers that are the
+model's variables, the top-level ``variables`` in their order; ``variable_keys`` maps an initializer to its name
+there where the two differ; a loader shares one variable between signatures by that name).
 
 >>> import os, json, tempfile, tapeflow as tf
 >>> m = tf.Module()
@@ -71,8 +75,10 @@ class Emitter:
     """Builds one ONNX graph (and its subgraphs) from traced nodes: the converters of onnx_ops call
     :meth:`node`, :meth:`const` and :meth:`i64`; tensors get their ONNX names in :attr:`names` (by id)."""
 
-    def __init__(self, onnx, signature, fname):
+    def __init__(self, onnx, signature, fname, var_names=None) -> None:
         self.onnx, self.helper = onnx, onnx.helper
+        self.var_names = var_names or {}  # id(variable) -> its name in the saved model (shared by signatures)
+        self.var_inits: list = []  # (initializer name, variable), in first-use order
         self.signature, self.fname = signature, fname
         self.nodes: list = []
         self.initializers: list = []
@@ -117,11 +123,12 @@ class Emitter:
     def variable(self, var) -> str:
         name = self._consts.get(id(var))
         if name is None:
-            raw = getattr(var, "name", "variable").split(":")[0]
+            raw = self.var_names.get(id(var)) or getattr(var, "name", "variable").split(":")[0]
             name = self.unique(raw)
             self.initializers.append(_initializer(self.onnx, np.asarray(var.numpy()), name))
             self._consts[id(var)] = name
             self._held.append(var)
+            self.var_inits.append((name, var))
         return name
 
     def name_of(self, t, node=None) -> str:
@@ -321,7 +328,7 @@ class _Typed:
 
     __slots__ = ("_dtype", "_shape", "_h", "_orig")
 
-    def __init__(self, t, dtype):
+    def __init__(self, t, dtype) -> None:
         self._dtype, self._shape, self._h, self._orig = dtype, t._shape, t._h, t
 
 
@@ -330,7 +337,7 @@ class _Widened:
 
     __slots__ = ("prim", "inputs", "outputs", "attrs", "where", "dev")
 
-    def __init__(self, node, i32):
+    def __init__(self, node, i32) -> None:
         def w(t):
             return _Typed(t, i32) if t._dtype.name in NARROW_INTS else t
         self.prim, self.attrs, self.where, self.dev = node.prim, node.attrs, node.where, node.dev
@@ -419,13 +426,51 @@ def _Slot_of0():
     return s
 
 
-def manifest_entry(file, inputs, outputs, output_structure) -> dict:
-    """One signature of the manifest: its ONNX file, inputs and outputs (name, dtype, shape), output structure."""
-    return {"file": file, "inputs": inputs, "outputs": outputs, "output_structure": output_structure}
+def manifest_entry(file, inputs, outputs, output_structure, output_nest=None, trainable=(), non_trainable=(),
+                   variable_keys=None) -> dict:
+    """One signature of the manifest: its ONNX file, inputs and outputs (name, dtype, shape), output structure
+    (and its exact form, :func:`nest_entry`), and the initializers that are the model's variables."""
+    entry = {"file": file, "inputs": inputs, "outputs": outputs, "output_structure": output_structure,
+             "trainable_variables": list(trainable), "non_trainable_variables": list(non_trainable)}
+    if output_nest is not None:
+        entry["output_nest"] = output_nest
+    if variable_keys:
+        entry["variable_keys"] = dict(variable_keys)
+    return entry
 
 
-def export_concrete(cf: ConcreteFunction, signature: str = DEFAULT_SIGNATURE):
-    """``cf`` as an ONNX ModelProto, with its manifest entry (the file name left for the caller)."""
+def nest_entry(structured, names):
+    """The structure of a function's outputs exactly, as TensorFlow's nest knows it: a leaf is its output's name;
+    a container is a one-key object, ``{"list": [...]}``, ``{"tuple": [...]}``, ``{"dict": [[key, value], ...]}``
+    (keys sorted, as nest orders them) or ``{"namedtuple": {"name", "fields", "values"}}``.
+
+    >>> import collections
+    >>> from tapeflow.core.saved_model.export import nest_entry
+    >>> from tapeflow.core.function import _Slot
+    >>> s = [_Slot.__new__(_Slot) for _ in range(3)]
+    >>> for i, x in enumerate(s): x.i = i
+    >>> nest_entry((s[0], {"b": s[1], "a": [s[2]]}), ["y", "b", "a"])
+    {'tuple': ['y', {'dict': [['a', {'list': ['a']}], ['b', 'b']]}]}
+    """
+    def walk(x):
+        if type(x) is _Slot:
+            return names[x.i]
+        if isinstance(x, dict):
+            return {"dict": [[k, walk(x[k])] for k in sorted(x)]}
+        if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+            return {"namedtuple": {"name": type(x).__name__, "fields": list(x._fields), "values": [walk(v) for v in x]}}
+        if isinstance(x, tuple):
+            return {"tuple": [walk(v) for v in x]}
+        if isinstance(x, list):
+            return {"list": [walk(v) for v in x]}
+        raise TypeError(f"returns the Python value {x!r:.60}; an exported signature returns tensors only")
+
+    return names[0] if isinstance(structured, Tensor) else walk(structured)
+
+
+def export_concrete(cf: ConcreteFunction, signature: str = DEFAULT_SIGNATURE, var_names=None):
+    """``cf`` as an ONNX ModelProto, with its manifest entry (the file name left for the caller).  ``var_names``
+    (id of a variable -> name) names the variables' initializers, the same in every signature of a model."""
     onnx = _onnx()
     helper = onnx.helper
     graph = cf.graph
@@ -434,7 +479,7 @@ def export_concrete(cf: ConcreteFunction, signature: str = DEFAULT_SIGNATURE):
         out_names, out_tree = _output_names(graph.structured_outputs, len(outputs))
     except TypeError as e:
         raise TypeError(f"tf.saved_model.save: signature '{signature}' (graph function '{graph.name}') {e}") from None
-    em = Emitter(onnx, signature, graph.name)
+    em = Emitter(onnx, signature, graph.name, var_names)
     em.lifted.update(_lifted_of(graph))
     in_names = []
     g_inputs = []
@@ -464,7 +509,11 @@ def export_concrete(cf: ConcreteFunction, signature: str = DEFAULT_SIGNATURE):
         _type_check(onnx, model, em, signature, graph.name)
     io = [{"name": n, "dtype": t._dtype.name, "shape": _shape_list(t._shape)} for n, t in zip(in_names, graph.inputs)]
     oo = [{"name": n, "dtype": t._dtype.name, "shape": _shape_list(t._shape)} for n, t in zip(out_names, outputs)]
-    return model, manifest_entry(None, io, oo, out_tree)
+    keys = {name: (var_names or {}).get(id(v), name) for name, v in em.var_inits}
+    return model, manifest_entry(None, io, oo, out_tree, nest_entry(graph.structured_outputs, out_names),
+                                 [n for n, v in em.var_inits if v.trainable],
+                                 [n for n, v in em.var_inits if not v.trainable],
+                                 {n: k for n, k in keys.items() if n != k})
 
 
 def _type_check(onnx, model, em, signature, fname):
@@ -507,6 +556,9 @@ def _concrete(fn, what):
 
 def _signatures(obj, signatures) -> dict:
     if signatures is None:
+        many = getattr(obj, "_saved_model_signatures", None)
+        if callable(many):  # a loaded model saved again: its signatures
+            return {k: _concrete(v, f"signature '{k}'") for k, v in many().items()}
         hook = getattr(obj, "_saved_model_signature", None)
         if callable(hook):  # a Keras-style model says what it exports (tapeflow.nn's Model does)
             return {DEFAULT_SIGNATURE: _concrete(hook(), "the model's signature")}
@@ -585,8 +637,20 @@ def save(obj, export_dir, signatures=None, options=None):
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(export_dir)}.tmp-", dir=parent)
     try:
         entries = {}
+        var_names, variables, used = {}, [], set()
+        for cf in sigs.values():  # the model's variables, one name each, shared by the signatures
+            for v in cf.variables:
+                if id(v) not in var_names:
+                    base = (getattr(v, "name", None) or "variable").split(":")[0]
+                    key, k = base, 1
+                    while key in used:
+                        k += 1
+                        key = f"{base}_{k}"
+                    used.add(key)
+                    var_names[id(v)] = key
+                    variables.append({"name": key, "trainable": bool(v.trainable)})
         for name, cf in sigs.items():
-            model, entry = export_concrete(cf, name)
+            model, entry = export_concrete(cf, name, var_names)
             entry["file"] = f"{name}.onnx"
             _write_model(onnx, model, os.path.join(tmp, entry["file"]))
             entries[name] = entry
@@ -594,7 +658,7 @@ def save(obj, export_dir, signatures=None, options=None):
 
         default = DEFAULT_SIGNATURE if DEFAULT_SIGNATURE in entries else next(iter(entries))
         manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "tapeflow_version": __version__,
-                    "opset": OPSET, "default_signature": default, "signatures": entries}
+                    "opset": OPSET, "default_signature": default, "signatures": entries, "variables": variables}
         with open(os.path.join(tmp, MANIFEST), "w") as f:
             json.dump(manifest, f, indent=1)
         old = None

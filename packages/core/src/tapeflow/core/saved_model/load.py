@@ -14,6 +14,7 @@ and its node, before anything runs.
 """
 from __future__ import annotations
 
+import collections
 import json
 import math
 import os
@@ -80,7 +81,7 @@ class _Dim:
 
     __slots__ = ("src", "axis")
 
-    def __init__(self, src, axis):
+    def __init__(self, src, axis) -> None:
         self.src, self.axis = src, axis
 
     def __eq__(self, other):
@@ -106,7 +107,7 @@ class _Ctx:
     """What one import needs besides the values: the opset, the partial values of shape vectors
     (``id(tensor) -> [int or None, ...]``) and the shape tensors that are exactly ``Shape(ref)``."""
 
-    def __init__(self, opset, where):
+    def __init__(self, opset, where) -> None:
         self.opset, self.where = opset, where
         self.partial: dict = {}
         self.shape_of: dict = {}
@@ -125,7 +126,7 @@ class _Node:
 
     __slots__ = ("op", "name", "inputs", "outputs", "attrs", "ctx")
 
-    def __init__(self, proto, ctx):
+    def __init__(self, proto, ctx) -> None:
         onnx = _onnx()
         self.op, self.name, self.ctx = proto.op_type, proto.name or proto.output[0], ctx
         self.inputs, self.outputs = list(proto.input), list(proto.output)
@@ -1309,7 +1310,7 @@ class LoadedSignature:
     [8.0, 15.0]
     """
 
-    def __init__(self, name, fn, cf, input_specs, output_names):
+    def __init__(self, name, fn, cf, input_specs, output_names) -> None:
         self.name = name
         self._fn = fn
         self.concrete_function = cf
@@ -1374,7 +1375,7 @@ class LoadedModel(Module):
     [[2.0, 3.0], [2.0, 4.0]]
     """
 
-    def __init__(self, signatures, structures, default, variables, manifest):
+    def __init__(self, signatures, structures, default, variables, manifest) -> None:
         super().__init__(name="loaded")
         self.signatures = signatures
         self._structures = structures
@@ -1389,6 +1390,17 @@ class LoadedModel(Module):
     @property
     def trainable_variables(self):
         return tuple(v for v in self._loaded_variables if v.trainable)
+
+    def _saved_model_signatures(self) -> dict:
+        """Each signature as a ``tf.function`` over its input specs returning the exported structure: what
+        ``tf.saved_model.save`` writes when this model (fine-tuned, say) is saved again."""
+        out = {}
+        for name, sig in self.signatures.items():
+            def call(*flat, _name=name, _sig=sig):
+                return _pack(self._structures.get(_name), _sig.output_names, _sig.call_flat(list(flat)))
+            call.__name__ = _identifier(name)
+            out[name] = _function(call, input_signature=list(sig.input_specs), autograph=False)
+        return out
 
     def __call__(self, *args, **kwargs):
         if self._default is None:
@@ -1451,11 +1463,13 @@ def _graph_inputs(graph, where):
     return specs
 
 
-def load_model(model, name=DEFAULT_SIGNATURE, where=None, trainable=(), variables=None):
+def load_model(model, name=DEFAULT_SIGNATURE, where=None, trainable=(), variables=None, non_trainable=(),
+               keys=None):
     """One ONNX ``ModelProto`` as a :class:`LoadedSignature` (its graph traced and compiled now).
 
-    ``trainable`` names initializers that become ``tf.Variable`` s (in ``variables``, a dict by name shared
-    between signatures) instead of constants.
+    ``trainable`` and ``non_trainable`` name initializers that become ``tf.Variable`` s (trainable or not) instead
+    of constants, in ``variables``, a dict shared between signatures by the variable's name (``keys`` maps an
+    initializer to it where the two differ).
 
     >>> import onnx, numpy as np, tapeflow as tf
     >>> from onnx import helper, TensorProto
@@ -1474,13 +1488,15 @@ def load_model(model, name=DEFAULT_SIGNATURE, where=None, trainable=(), variable
     _check_supported(graph, where)
     specs = _graph_inputs(graph, where)
     variables = {} if variables is None else variables
-    consts = {}
+    keys = dict(keys or {})
+    consts, var_of = {}, {}
     for init in graph.initializer:
         value = onnx.numpy_helper.to_array(init)
-        if init.name in trainable:
-            if init.name not in variables:
+        if init.name in trainable or init.name in non_trainable:
+            key = var_of[init.name] = keys.get(init.name, init.name)
+            if key not in variables:
                 with init_scope():
-                    variables[init.name] = Variable(value, name=init.name, trainable=True)
+                    variables[key] = Variable(value, name=key, trainable=init.name in trainable)
         else:
             consts[init.name] = _const(value)
     out_names = [o.name for o in graph.output]
@@ -1488,9 +1504,8 @@ def load_model(model, name=DEFAULT_SIGNATURE, where=None, trainable=(), variable
     def fn(*flat):
         ctx = _Ctx(opset, where)
         env = dict(consts)
-        for init_name in trainable:
-            if init_name in variables and any(i.name == init_name for i in graph.initializer):
-                env[init_name] = variables[init_name].read_value()
+        for init_name, key in var_of.items():
+            env[init_name] = variables[key].read_value()
         for s, t in zip(specs, flat):
             env[s.name] = t
         env = _run_graph(graph, env, ctx)
@@ -1590,13 +1605,38 @@ def load(export_dir, tags=None, options=None):
             raise errors.DataLossError(f"tf.saved_model.load: {path!r} is not a readable ONNX model ({e})", OP) \
                 from None
         signatures[sig] = load_model(model, sig, f"signature '{sig}' ({os.path.basename(path)})",
-                                     trainable=tuple(info.get("trainable_variables", ())), variables=variables)
-        if "output_structure" in info:
+                                     trainable=tuple(info.get("trainable_variables", ())), variables=variables,
+                                     non_trainable=tuple(info.get("non_trainable_variables", ())),
+                                     keys=info.get("variable_keys"))
+        if "output_nest" in info:
+            structures[sig] = _nest_of(info["output_nest"], sig)
+        elif "output_structure" in info:
             structures[sig] = info["output_structure"]
+    order = {v.get("name"): k for k, v in enumerate((manifest or {}).get("variables", ()))}
+    variables = dict(sorted(variables.items(), key=lambda kv: order.get(kv[0], len(order))))
     default = (manifest or {}).get("default_signature") or (
         DEFAULT_SIGNATURE if DEFAULT_SIGNATURE in signatures else next(iter(signatures)) if len(signatures) == 1
         else None)
     return LoadedModel(signatures, structures, default, variables.values(), manifest)
+
+
+def _nest_of(entry, sig):
+    """The output structure an export's ``output_nest`` describes (export.nest_entry), output names as leaves."""
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, dict) and len(entry) == 1:
+        (kind, v), = entry.items()
+        if kind == "list":
+            return [_nest_of(x, sig) for x in v]
+        if kind == "tuple":
+            return tuple(_nest_of(x, sig) for x in v)
+        if kind == "dict":
+            return {k: _nest_of(x, sig) for k, x in v}
+        if kind == "namedtuple":
+            cls = collections.namedtuple(v["name"], v["fields"])
+            return cls(*[_nest_of(x, sig) for x in v["values"]])
+    raise errors.DataLossError(f"tf.saved_model.load: signature '{sig}': output_nest {entry!r:.80} is not an output "
+                               f"structure; allowed: a name, or {{'list'|'tuple'|'dict'|'namedtuple': ...}}", OP)
 
 
 def _signatures_of(manifest):
