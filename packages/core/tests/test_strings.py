@@ -322,3 +322,19 @@ def test_split_to_tensor_inside_tf_function():
     g = tf.function(lambda t: tf.strings.split(t).to_tensor(default_value="?", shape=[None, 3]))
     assert g(s).numpy().tolist() == [[b"Hello", b"World", b"?"], [b"tapeflow", b"?", b"?"]]
     assert g(s).numpy().tolist() == tf.strings.split(s).to_tensor(default_value="?", shape=[None, 3]).numpy().tolist()
+
+
+def test_tf_print_of_string_tensors_as_tensorflow(capsys):
+    import sys
+
+    tf.print(tf.constant("hé"), tf.constant(["a", 'b"c', "d\n"]), output_stream=sys.stdout)
+    tf.print(tf.constant(["x"] * 10), output_stream=sys.stdout)
+
+    @tf.function
+    def f(x):
+        tf.print("str:", tf.constant([["a"], ["b"]]), x, output_stream=sys.stdout)
+        return x
+
+    f(tf.constant(3))
+    # TensorFlow 2.21's output: a scalar string as it is, elements double-quoted with C escapes
+    assert capsys.readouterr().out == 'hé ["a" "b\\"c" "d\\n"]\n["x" "x" "x" ... "x" "x" "x"]\nstr: [["a"]\n ["b"]] 3\n'

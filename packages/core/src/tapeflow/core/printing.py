@@ -21,26 +21,56 @@ def _elem(v, dtype) -> str:
     return str(v)
 
 
+_ESCAPES = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t", ord('"'): '\\"', ord("'"): "\\'",
+            ord("\\"): "\\\\"}
+
+
+def _quoted(b: bytes) -> str:
+    """A string element as TensorFlow prints it inside a tensor: double-quoted, C escapes, UTF-8 kept."""
+    out = bytearray()
+    for c in b:
+        if c in _ESCAPES:
+            out += _ESCAPES[c].encode()
+        elif c < 0x20 or c == 0x7F:
+            out += b"\\%03o" % c
+        else:
+            out.append(c)
+    return '"' + out.decode("utf-8", "backslashreplace") + '"'
+
+
 def format_tensor(arr: np.ndarray, summarize: int = 3) -> str:
-    """A tensor's value as ``tf.print`` writes it (``summarize`` leading and trailing entries per axis).
+    """A tensor's value as ``tf.print`` writes it (``summarize`` leading and trailing entries per axis; strings
+    double-quoted with C escapes, a scalar string as it is).
 
     >>> import numpy as np
     >>> format_tensor(np.arange(10), 2)
     '[0 1 ... 8 9]'
+    >>> format_tensor(np.array([b"a", b'b"c'], dtype=object))
+    '["a" "b\\\\"c"]'
     """
+    if arr.dtype == object:  # strings (bytes)
+        if arr.ndim == 0:
+            return bytes(arr.item()).decode("utf-8", "backslashreplace")
+        return _format_rec(arr, summarize, _quoted)
     dt = arr.dtype if arr.dtype.kind != "V" else np.dtype(np.float32)
     if arr.dtype.kind not in "biuf":
         arr = arr.astype(np.float32)
         dt = arr.dtype
+    return _format_rec(arr, summarize, lambda v: _elem(v, dt))
+
+
+def _format_rec(arr, summarize, elem) -> str:
+    def one(v):  # an entry: a NumPy scalar or 0-d array, or the bytes of a string array
+        return elem(v.item() if isinstance(v, (np.ndarray, np.generic)) else v)
 
     def rec(a, indent):
         if a.ndim == 0:
-            return _elem(a.item(), dt)
+            return one(a)
         n = a.shape[0]
         idx = list(range(summarize)) + [None] + list(range(n - summarize, n)) \
             if 0 <= summarize and 2 * summarize < n else list(range(n))
         if a.ndim == 1:
-            return "[" + " ".join("..." if i is None else _elem(a[i].item(), dt) for i in idx) + "]"
+            return "[" + " ".join("..." if i is None else one(a[i]) for i in idx) + "]"
         sep = "\n" * (a.ndim - 1) + " " * (indent + 1)
         return "[" + sep.join("..." if i is None else rec(a[i], indent + 1) for i in idx) + "]"
 
@@ -49,7 +79,7 @@ def format_tensor(arr: np.ndarray, summarize: int = 3) -> str:
 
 def _text(x, summarize) -> str:
     if isinstance(x, Tensor):
-        return format_tensor(x.numpy(), summarize)
+        return format_tensor(x._host() if x._dtype.is_string else x.numpy(), summarize)
     if isinstance(x, dict):
         return "{" + ", ".join(f"{k!r}: {_text(v, summarize)}" for k, v in x.items()) + "}"
     if isinstance(x, (list, tuple)):
