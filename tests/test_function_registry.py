@@ -61,6 +61,7 @@ STATIC_ARGS: dict = {
     "segment_mean": ((1,), "as segment_sum: the output length is the last sorted id + 1"),
     "bincount": ((0,), "without minlength == maxlength the output length is max(arr) + 1: a value"),
     "confusion_matrix": ((0, 1), "without num_classes it is max(labels, predictions) + 1: a value"),
+    "dynamic_stitch": ((0, 1), "the output length is max(indices) + 1: a value"),
 }
 # op -> why a GradientTape inside the function cannot differentiate it yet; the test checks that it still
 # raises, so the entry must go when the gap is closed

@@ -61,12 +61,18 @@ NEEDS_KNOWN = {
     "ifftshift": "the shift is half the shifted axis' length",
     "dct": "as rfft: the transform length is the innermost size",
     "idct": "as rfft: the transform length is the innermost size",
+    # core's everyday_ops
+    "dynamic_stitch": "the output length is max(indices) + 1: a value",
+    "broadcast_dynamic_shape": "the result's length is the longer shape vector's length",
+    "space_to_batch_nd": "the blocks are a reshape with one unknown dimension at most (the batch)",
+    "batch_to_space": "the blocks are a reshape with one unknown dimension at most (the batch)",
 }
 # Specs whose input builder (not the op) needs the matrix side: _sym_spd (tests/specs/linalg.py) adds
 # tf.eye(n) with n = the last dimension, so the last two dimensions stay known and the others are unknown.
 KEEP_LAST_TWO = {"cholesky", "logdet"}
 # Ops whose output size depends on input values: they trace to None there (the check below allows any None).
 DATA_DEPENDENT = {
+    "repeat": "the output length is the sum of the repeat counts",
     "where": "with one argument: the number of true entries",
     "boolean_mask": "the number of true entries of the mask",
 }

@@ -42,6 +42,10 @@ _LAZY = {
     "custom_gradient": ("tapeflow.autodiff", "custom_gradient", "tapeflow-autodiff"),
     "register_gradient": ("tapeflow.autodiff", "register_gradient", "tapeflow-autodiff"),
     "autodiff": ("tapeflow.autodiff", None, "tapeflow-autodiff"),
+    "recompute_grad": ("tapeflow.autodiff.everyday", "recompute_grad", "tapeflow-autodiff"),
+    "grad_pass_through": ("tapeflow.autodiff.everyday", "grad_pass_through", "tapeflow-autodiff"),
+    "gradients": ("tapeflow.autodiff.everyday", "gradients", "tapeflow-autodiff"),
+    "hessians": ("tapeflow.autodiff.everyday", "hessians", "tapeflow-autodiff"),
     "experimental": ("tapeflow.experimental", None, "tapeflow-core"),
     "vectorized_map": ("tapeflow.autodiff.vectorize", "vectorized_map", "tapeflow-autodiff"),
     "nn": ("tapeflow.nn", None, "tapeflow-nn"),
@@ -75,6 +79,10 @@ if TYPE_CHECKING:  # the lazily loaded names, declared for type checkers (nothin
     from tapeflow.autodiff import custom_gradient as custom_gradient
     from tapeflow.autodiff import register_gradient as register_gradient
     from tapeflow import autodiff as autodiff
+    from tapeflow.autodiff.everyday import recompute_grad as recompute_grad
+    from tapeflow.autodiff.everyday import grad_pass_through as grad_pass_through
+    from tapeflow.autodiff.everyday import gradients as gradients
+    from tapeflow.autodiff.everyday import hessians as hessians
     from tapeflow import experimental as experimental
     from tapeflow.autodiff.vectorize import vectorized_map as vectorized_map
     from tapeflow import nn as nn

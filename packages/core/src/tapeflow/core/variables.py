@@ -14,6 +14,7 @@ from .errors import InvalidArgumentError
 from .ops import _ew
 from .runner import _trace, primitive, run_tensors
 from .tensor import Tensor, _Operators, convert_to_tensor, make, numpy_repr
+from .everyday import _prefix as _scope_prefix
 
 _uid = itertools.count()
 _ADD, _SUB = _ew.BIN["add"], _ew.BIN["sub"]
@@ -81,7 +82,7 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         self.trainable = bool(trainable)
         self._id = next(_uid)
         self._name = name or "Variable"
-        self._handle_name = f"{self._name}:0"
+        self._handle_name = f"{_scope_prefix()}{self._name}:0"  # tf.name_scope prefixes v.name
 
     # -- tensor protocol ----------------------------------------------------
     def _as_tensor(self) -> Tensor:

@@ -71,6 +71,9 @@ NOT_EXPORTABLE: dict = {
     "while_loop_grad": _WHY_GRAD,
     "while_loop_jvp": "a forward-mode derivative of a loop: in a graph only where the function differentiates",
     "check_numerics": "it raises when a value is NaN or infinite; ONNX has no assertion, so the model would not check",
+    "assert": "tf.Assert raises when its condition is False; ONNX has no assertion, so the model would not check",
+    **{p: "it calls a Python function on the host, which an ONNX graph cannot hold"
+       for p in ("py_function", "numpy_function", "py_function_vjp", "py_function_jvp")},
     "ctc_loss": "a training loss over a dynamic-programming recursion with no ONNX form written",
     "cumprod": "ONNX has CumSum but no cumulative product",
     "left_shift": "ONNX's BitShift takes unsigned integers only (tapeflow shifts signed ones)",
@@ -130,6 +133,7 @@ _UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh
           "sign": "Sign", "sin": "Sin", "sinh": "Sinh", "sqrt": "Sqrt", "tan": "Tan", "tanh": "Tanh",
           "softplus": "Softplus", "softsign": "Softsign", "elu": "Elu", "selu": "Selu", "logical_not": "Not",
           "is_nan": "IsNaN", "is_inf": "IsInf", "bitwise_not": "BitwiseNot", "round": "Round", "identity": "Identity",
+          "ensure_shape": "Identity",
           "stop_gradient": "Identity", "copy_to_device": "Identity"}
 _BINARY = {"add": "Add", "subtract": "Sub", "multiply": "Mul", "real_div": "Div", "pow": "Pow", "maximum": "Max",
            "minimum": "Min", "equal": "Equal", "greater": "Greater", "greater_equal": "GreaterOrEqual",
