@@ -391,3 +391,19 @@ def test_loaded_outputs_keep_tuples_lists_dicts_and_namedtuples(tmp_path):
     pair = nested["a"]
     assert type(pair).__name__ == "Pair" and pair._fields == ("low", "high")
     np.testing.assert_array_equal(pair.high.numpy(), [2.0, 3.0])
+
+
+def test_conv2d_transpose_model_exports_with_a_free_batch(tmp_path):
+    """A Keras model with Conv2DTranspose exports with batch None and serves batches 1 and 3."""
+    tf.keras.utils.set_random_seed(8)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(4, 4, 2)),
+                                 L.Conv2DTranspose(3, 3, strides=2, padding="same", activation="relu"),
+                                 L.Conv2DTranspose(2, 2, strides=1, padding="valid")])
+    tf.saved_model.save(model, str(tmp_path / "up"))
+    loaded = tf.saved_model.load(str(tmp_path / "up"))
+    assert list(loaded.signatures["serving_default"].input_specs[0].shape) == [None, 4, 4, 2]
+    for b in (1, 3):
+        x = tf.random.normal([b, 4, 4, 2], seed=b)
+        got = loaded(x)
+        assert got.shape == (b, 9, 9, 2)
+        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)

@@ -169,6 +169,22 @@ def test_conv2d_transpose_is_backprop_input(rng):
     np.testing.assert_array_equal(y.numpy(), tf.conv2d_backprop_input([1, 8, 8, 2], w, dy, 2, "SAME").numpy())
 
 
+def test_conv2d_transpose_with_a_free_batch(rng):
+    """output_shape's batch None (or -1) is the input's: a graph traced with a free batch runs at any batch."""
+    w = _rand(rng, (3, 3, 2, 4))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4, 4, 4])])
+    def up(x):
+        return tf.conv2d_transpose(x, w, [None, 8, 8, 2], 2, "SAME")
+
+    assert up.get_concrete_function().outputs[0].shape == (None, 8, 8, 2)
+    for b in (1, 3):
+        dy = _rand(rng, (b, 4, 4, 4))
+        want = tf.conv2d_backprop_input([b, 8, 8, 2], w, dy, 2, "SAME").numpy()
+        np.testing.assert_array_equal(up(dy).numpy(), want)
+        np.testing.assert_array_equal(tf.conv2d_transpose(dy, w, [-1, 8, 8, 2], 2, "SAME").numpy(), want)
+
+
 def test_conv1d_is_conv2d_over_height_one(rng):
     x, w = _rand(rng, (2, 10, 3)), _rand(rng, (3, 3, 5))
     y = tf.conv1d(x, w, stride=2, padding="SAME")

@@ -278,6 +278,8 @@ def _backprop_input_primitive(name, tf_name, depthwise):
 
     @primitive(name, tf_name, infer=infer, dtypes=_ALLOWED, same_dtype=True)
     def impl(dev, w, dy, *, strides, padding, dilations, input_sizes):
+        if input_sizes[0] is None:  # traced with a free batch: out_backprop's
+            input_sizes = (dy._shape[0],) + tuple(input_sizes[1:])
         plan = _conv_plan(tf_name, input_sizes, w._shape, strides, padding, dilations, depthwise)
         return _run(name, plan.geom(dev.backend), input_sizes, _size(input_sizes), dy._dtype, dev, dy, w)
     return impl
@@ -339,13 +341,22 @@ def _backprop_input(prim, input_sizes, filters, out_backprop, strides, padding, 
     _rank4(dy, "out_backprop", op)
     _floats(dy, w, ("out_backprop", "filter"), op)
     _format(data_format, op)
-    xs = _sizes(input_sizes, "input_sizes", op)
+    xs = _input_sizes(input_sizes, dy, op)
     plan = _conv_plan(op, xs, w._shape, strides, padding, dilations, depthwise)
     if not _compatible(dy._shape, plan.shape):
         raise InvalidArgumentError(
             f"out_backprop has shape {tuple(dy._shape)} but the convolution of an input {xs} with a filter "
             f"{tuple(w._shape)} gives {plan.shape}", op)
     return run(prim, (w, dy), dict(plan.attrs, input_sizes=xs))
+
+
+def _input_sizes(v, dy, op) -> tuple:
+    """``input_sizes`` of a backprop-input (transposed) convolution: 4 ints, the batch (always out_backprop's)
+    may be None or -1: out_backprop's, unknown while a graph is traced with a free batch, taken when it runs."""
+    if isinstance(v, (list, tuple)) and len(v) == 4 and (v[0] is None or (type(v[0]) is int and v[0] == -1)):
+        xs = (0,) + _sizes([0, *v[1:]], "input_sizes", op)[1:]
+        return (dy._shape[0],) + xs[1:]
+    return _sizes(v, "input_sizes", op)
 
 
 def _backprop_filter(prim, input, filter_sizes, out_backprop, strides, padding, data_format,
@@ -402,11 +413,18 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
                      name=None):
     """The transposed ("deconvolution") 2-D convolution: :func:`conv2d_backprop_input` with the
     conv's output as ``input``.  ``filters`` is ``[height, width, out_channels, in_channels]``.
+    ``output_shape``'s batch may be None (or -1): the input's, so that a graph traced with a free batch
+    (``tf.TensorSpec([None, ...])``) takes it when it runs.
 
     >>> import tapeflow as tf
     >>> y = tf.conv2d_transpose(tf.ones([1, 2, 2, 1]), tf.ones([2, 2, 1, 1]), [1, 4, 4, 1], 2, "VALID")
     >>> y.shape
     TensorShape([1, 4, 4, 1])
+    >>> up = tf.function(lambda x: tf.conv2d_transpose(x, tf.ones([2, 2, 1, 1]), [None, 4, 4, 1], 2, "VALID"))
+    >>> up.get_concrete_function(tf.TensorSpec([None, 2, 2, 1])).outputs[0].shape
+    TensorShape([None, 4, 4, 1])
+    >>> up(tf.ones([3, 2, 2, 1])).shape
+    TensorShape([3, 4, 4, 1])
     """
     op = "Conv2DTranspose"
     try:
