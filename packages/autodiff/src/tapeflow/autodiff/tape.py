@@ -562,8 +562,8 @@ class GradientTape:
                 grads[k] = g if prev is None else _add(prev, g)
         if not grads:
             return [None] * len(sources)
-        grads_get = grads.get
-        per_get, rule_get = PER_INPUT.get, GRADIENTS.get
+        grads_get, grads_pop = grads.get, grads.pop
+        per_get, rule_get, real_get = PER_INPUT.get, GRADIENTS.get, _REAL_RULES.get
         ready = None if watch is None else _ready_order(ops, src_ids, first)
         fired = {}
         for i in range(n - 1, first - 1, -1):
@@ -574,11 +574,11 @@ class GradientTape:
             op, ins, out, attrs = ops[i]
             if type(out) is _Tensor:
                 k = _id(out)
-                g = grads_get(k)
+                g = grads_pop(k, None)  # no op left to run adds to it (a source's own gradient stays)
                 if g is None:
                     continue
-                if k not in init:
-                    del grads[k]
+                if k in init:
+                    grads[k] = g
             else:
                 gs = [grads_get(_id(o)) for o in out]
                 if all(g is None for g in gs):
@@ -586,27 +586,39 @@ class GradientTape:
                 g = tuple(_zeros_like(o) if gi is None else gi for o, gi in zip(out, gs))
             per = per_get(op)
             if per is not None:
-                # per-input rules: only the inputs that lead to a source
-                res = []
+                # per-input rules: only the inputs that lead to a source, each gradient added in as it comes
+                real = real_get(op)
+                if real is None:
+                    real = _real_rules(op, per)
+                if real[0] is per and real[1] is not None and not ins[0]._dtype.is_complex:
+                    per = real[1]  # the unconjugated rules, one Python call fewer per input
                 for f, t in zip(per, ins):
-                    if _id(t) in reach and (not checkdt or t._dtype.is_inexact):
-                        res.append(f(g, out, *ins, **attrs) if attrs else f(g, out, *ins))
-                    else:
-                        res.append(None)
-            else:
-                rule = rule_get(op)
-                if rule is None:
-                    if _nondiff(op):
+                    k = _id(t)
+                    if k not in reach or (checkdt and not t._dtype.is_inexact):
                         continue
-                    raise LookupError(f"no gradient is registered for op {op!r}, which lies between the target "
-                                      f"and a source; register one with "
-                                      f"tapeflow.autodiff.register_gradient({op!r})")
-                res = rule(g, out, *ins, **attrs) if attrs else rule(g, out, *ins)
-                if type(res) is not tuple:
-                    res = tuple(res) if isinstance(res, list) else (res,)
-                if len(res) != len(ins):
-                    raise ValueError(f"the gradient rule of op {op!r} returned {len(res)} gradients for its "
-                                     f"{len(ins)} inputs")
+                    gi = f(g, out, *ins, **attrs) if attrs else f(g, out, *ins)
+                    if gi is None:
+                        continue
+                    if type(gi) is not _Tensor:
+                        gi = convert_to_tensor(gi, t._dtype)
+                    if gi._shape != t._shape:
+                        gi = _unbroadcast(gi, t._shape, op)
+                    prev = grads_get(k)
+                    grads[k] = gi if prev is None else _add(prev, gi)
+                continue
+            rule = rule_get(op)
+            if rule is None:
+                if _nondiff(op):
+                    continue
+                raise LookupError(f"no gradient is registered for op {op!r}, which lies between the target "
+                                  f"and a source; register one with "
+                                  f"tapeflow.autodiff.register_gradient({op!r})")
+            res = rule(g, out, *ins, **attrs) if attrs else rule(g, out, *ins)
+            if type(res) is not tuple:
+                res = tuple(res) if isinstance(res, list) else (res,)
+            if len(res) != len(ins):
+                raise ValueError(f"the gradient rule of op {op!r} returned {len(res)} gradients for its "
+                                 f"{len(ins)} inputs")
             for t, gi in zip(ins, res):
                 if gi is None:
                     continue
@@ -646,6 +658,19 @@ class _StopRecording:
 # ---- helpers ------------------------------------------------------------------------------
 
 _nondiff_cache: dict = {}
+#: op -> (its per-input rules as registered, the same rules for real inputs or None): the complex-aware
+#: wrappers grads.fft puts around some real rules (multiply, real_div, exp, matmul) cost a Python call per
+#: input; for real inputs the tape calls the rules they wrap.  Keyed by the registered tuple's identity,
+#: so a rule registered again later is looked up afresh.
+_REAL_RULES: dict = {}
+
+
+def _real_rules(op, per):
+    from .grads.fft import HOLOMORPHIC
+
+    raw = HOLOMORPHIC.get(op)
+    hit = _REAL_RULES[op] = (per, raw[0] if raw is not None and raw[0] is not None else None)
+    return hit
 
 
 def _sum_of(ids, grads_get):
