@@ -18,7 +18,7 @@ import sys
 import time
 import warnings
 
-from tapeflow.core.errors import TrainingWarning
+from tapeflow.core.errors import TrainingWarning as _TrainingWarning
 
 
 class Progbar:
@@ -701,7 +701,7 @@ class ReduceLROnPlateau(_MonitorMode, Callback):
         current = logs.get(self.monitor)
         if current is None:
             warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "
-                          f"available. Available metrics are: {','.join(logs)}.", TrainingWarning, stacklevel=2)
+                          f"available. Available metrics are: {','.join(logs)}.", _TrainingWarning, stacklevel=2)
             return
         current = float(current)
         if self.in_cooldown():

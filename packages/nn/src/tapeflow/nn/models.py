@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tapeflow.core.errors import InvalidArgumentError, TrainingWarning
+from tapeflow.core.errors import InvalidArgumentError, TrainingWarning as _TrainingWarning
 from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
@@ -1198,7 +1198,7 @@ def _ran_out():
 
     warnings.warn("Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
                   "generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` "
-                  "function when building your dataset.", TrainingWarning, stacklevel=3)
+                  "function when building your dataset.", _TrainingWarning, stacklevel=3)
 
 
 def _class_weight_table(class_weight):

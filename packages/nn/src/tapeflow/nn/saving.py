@@ -36,7 +36,8 @@ import zipfile
 import numpy as np
 
 from tapeflow.core import dtypes as _dt
-from tapeflow.core.errors import CheckpointWarning, DataLossError, InvalidArgumentError, NotFoundError
+from tapeflow.core.errors import CheckpointWarning as _CheckpointWarning
+from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundError
 from tapeflow.core.tensor import TensorShape
 
 _GLOBAL_CUSTOM_OBJECTS: dict = {}  # registered name ("package>name") -> class or function
@@ -364,7 +365,7 @@ def _restore_optimizer(model, data: bytes, path):
     left = sorted(k for k in values if k not in leaves)
     if left:
         warnings.warn(f"{path!r}: the optimizer's saved state {left[:10]} matches no variable of the compiled "
-                      f"{type(opt).__name__}; it starts without it", CheckpointWarning, stacklevel=3)
+                      f"{type(opt).__name__}; it starts without it", _CheckpointWarning, stacklevel=3)
 
 
 def _compile_config(model, args):
