@@ -19,17 +19,20 @@ import tempfile
 import time
 
 import numpy as np
+from numpy.typing import NDArray
 
 import tapeflow as tf
+
+Split = tuple[NDArray[np.float32], NDArray[np.int64]]   # images and labels
 
 L = tf.keras.layers
 
 
-def load_digits(seed=0):
+def load_digits(seed: int = 0) -> tuple[Split, Split]:
     """scikit-learn's 1797 8x8 digits (bundled: no download) through tapeflow.data, split 80/20."""
     (x_train, y_train), (x_test, y_test) = tf.data.datasets.digits(test_fraction=0.2, seed=seed)
 
-    def prep(x, y):
+    def prep(x: NDArray[np.uint8], y: NDArray[np.int64]) -> Split:
         return (x / 16.0).astype(np.float32)[..., None], y.astype(np.int64)  # (n, 8, 8, 1) in [0, 1]
 
     return prep(x_train, y_train), prep(x_test, y_test)
@@ -45,7 +48,7 @@ def build_model(kind: str) -> tf.keras.Sequential:
     return tf.keras.Sequential([tf.keras.Input(shape=(8, 8, 1))] + layers)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--model", choices=["cnn", "seeds"], default="cnn")
     p.add_argument("--epochs", type=int, default=None, help="default: 8 (cnn) or 40 (seeds)")

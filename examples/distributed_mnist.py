@@ -18,7 +18,7 @@ import tapeflow as tf
 from tapeflow.data.datasets import digits
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> float:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--global-batch", type=int, default=64)
@@ -39,7 +39,7 @@ def main(argv=None):
     loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
     gb = args.global_batch
 
-    def step(x, y):
+    def step(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
             loss = tf.distribute.compute_average_loss(loss_fn(y, model(x, training=True)), global_batch_size=gb)
         grads = tape.gradient(loss, model.trainable_variables)

@@ -4,7 +4,7 @@ import numpy as np
 import tapeflow as tf
 
 
-def section(title):
+def section(title: str) -> None:
     print(f"\n== {title} ==")
 
 

@@ -15,21 +15,24 @@ import os
 import tempfile
 
 import numpy as np
+from numpy.typing import NDArray
 
 import tapeflow as tf
 
+Split = tuple[NDArray[np.float32], NDArray[np.int64]]   # images and labels
 
-def load(seed=0):
+
+def load(seed: int = 0) -> tuple[Split, Split]:
     """The digits as (n, 8, 8, 1) images in [0, 1] and int labels, split 80/20."""
     (x_train, y_train), (x_test, y_test) = tf.data.datasets.digits(test_fraction=0.2, seed=seed)
 
-    def prep(x, y):
+    def prep(x: NDArray[np.uint8], y: NDArray[np.int64]) -> Split:
         return (x.reshape(len(x), 8, 8, 1) / 16.0).astype(np.float32), y.astype(np.int64)
 
     return prep(x_train, y_train), prep(x_test, y_test)
 
 
-def build():
+def build() -> tf.keras.Sequential:
     L = tf.keras.layers
     return tf.keras.Sequential([
         tf.keras.Input(shape=(8, 8, 1)),
@@ -38,7 +41,7 @@ def build():
         L.Dense(10), L.Softmax()])
 
 
-def main(out=None, epochs=15, seed=0):
+def main(out: str | None = None, epochs: int = 15, seed: int = 0) -> tuple[float, float]:
     """Train, export to ``out``, run with ONNX Runtime; returns (tapeflow accuracy, ONNX Runtime accuracy)."""
     import onnxruntime as ort  # type: ignore[import-untyped]  # (ONNX Runtime ships no py.typed)
 

@@ -15,36 +15,39 @@ import tempfile
 import time
 
 import numpy as np
+from numpy.typing import NDArray
 
 import tapeflow as tf
+
+Split = tuple[NDArray[np.float32], NDArray[np.int64]]   # images and labels
 
 
 class MNISTModel(tf.keras.Model):
     """Two dense layers, as the announcement's MNISTModel (with a hidden ReLU layer)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super(MNISTModel, self).__init__()
         self.dense1 = tf.keras.layers.Dense(units=64, activation="relu")
         self.dense2 = tf.keras.layers.Dense(units=10)
 
-    def call(self, input):
+    def call(self, input: tf.Tensor) -> tf.Tensor:
         """Run the model."""
         result = self.dense1(input)
         result = self.dense2(result)
         return result
 
 
-def load(seed=0):
+def load(seed: int = 0) -> tuple[Split, Split]:
     """The digits (through tapeflow.data) as flat 64-pixel rows in [0, 1], split 80/20."""
     (x_train, y_train), (x_test, y_test) = tf.data.datasets.digits(test_fraction=0.2, seed=seed)
 
-    def prep(x, y):
+    def prep(x: NDArray[np.uint8], y: NDArray[np.int64]) -> Split:
         return (x.reshape(len(x), 64) / 16.0).astype(np.float32), y.astype(np.int64)
 
     return prep(x_train, y_train), prep(x_test, y_test)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--logdir", default=None)
@@ -63,11 +66,11 @@ def main(argv=None) -> int:
     writer = tf.summary.create_file_writer(logdir)
     global_step = tf.train.get_or_create_global_step()
 
-    def loss(model, x, y):
+    def loss(model: tf.keras.Model, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
         prediction = model(x)
         return tf.losses.sparse_softmax_cross_entropy(labels=y, logits=prediction)
 
-    def train_step(images, labels):
+    def train_step(images: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
         with tf.GradientTape() as tape:
             logits = model(images, training=True)
             loss_value = loss_object(labels, logits)

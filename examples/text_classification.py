@@ -26,10 +26,10 @@ FILLER = ["the", "movie", "was", "really", "a", "plot", "and", "acting", "film",
           "it", "very", "of", "show", "ending"]
 
 
-def make_sentences(n: int, rng: random.Random) -> list:
+def make_sentences(n: int, rng: random.Random) -> list[tuple[str, int]]:
     """``n`` (sentence, label) pairs: 4-9 filler words with 1-3 words of the label's sentiment (and, one time
     in four, a word of the other one)."""
-    out = []
+    out: list[tuple[str, int]] = []
     for _ in range(n):
         label = rng.randrange(2)
         words = [rng.choice(FILLER) for _ in range(rng.randint(4, 9))]
@@ -42,14 +42,14 @@ def make_sentences(n: int, rng: random.Random) -> list:
     return out
 
 
-def write_csv(path: str, rows) -> None:
+def write_csv(path: str, rows: list[tuple[str, int]]) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["text", "label"])
         w.writerows(rows)
 
 
-def write_tfrecord(path: str, rows) -> None:
+def write_tfrecord(path: str, rows: list[tuple[str, int]]) -> None:
     with tf.io.TFRecordWriter(path, tf.io.TFRecordOptions("GZIP")) as w:
         for text, label in rows:
             ex = tf.train.Example(features=tf.train.Features(feature={
@@ -95,7 +95,7 @@ def main(workdir: str | None = None, seed: int = 0, epochs: int = 8) -> float:
     loss, accuracy = model.evaluate(test_ids, verbose=0)
     print(f"held-out loss: {loss:.4f}")
     print(f"accuracy: {accuracy:.4f}")
-    return accuracy
+    return float(accuracy)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from .tape import GradientTape
 class GradientCheck:
     """The result of :func:`check_gradients`: ``ok``, per-argument figures, and a printable report."""
 
-    def __init__(self, name, order, dtype, eps, rtol, atol, rows, failures):
+    def __init__(self, name, order, dtype, eps, rtol, atol, rows, failures) -> None:
         self.name, self.order, self.dtype, self.eps, self.rtol, self.atol = name, order, dtype, eps, rtol, atol
         self.rows = rows            # per argument: dict(arg, shape, checked, max_abs, max_rel, worst)
         self.failures = failures    # (arg, index, analytic, numeric)

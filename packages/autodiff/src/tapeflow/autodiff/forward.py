@@ -33,7 +33,7 @@ _hooks = _dispatch.hooks
 
 
 class _State(threading.local):
-    def __init__(self):
+    def __init__(self) -> None:
         self.stack: list = []        # accumulators entered on this thread, outermost first
         self.paused: tuple = ()      # while a JVP is computed: it and the ones entered inside it (not listening)
 
@@ -150,7 +150,7 @@ class ForwardAccumulator:
     [6.0, 12.0]
     """
 
-    def __init__(self, primals, tangents):
+    def __init__(self, primals, tangents) -> None:
         self._tangents: dict = {}       # id -> (tensor, tangent)
         self._var_tangents: dict = {}   # variable -> tangent
         self._depth = 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 from tapeflow.core.tensor import Tensor, convert_to_tensor
 from tapeflow.core.variables import Variable
@@ -46,7 +47,7 @@ def _value_and_grads(f, params, args, kwargs, dy):
     return value, grads
 
 
-def gradients_function(f, params=None):
+def gradients_function(f, params=None) -> Callable[..., list[Any]]:
     """A function returning the gradients of ``f`` with respect to its arguments (a list).
 
     ``params`` picks the arguments (positions or names); a non-scalar result is

@@ -40,7 +40,7 @@ _REGISTRY = _dispatch.REGISTRY
 class _State(threading.local):
     """Per-thread: the tapes entered here (innermost last) and those recording now."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.stack: list = []
         self.rec: tuple = ()
         self.mark = 0  # tapes below this index of the stack are paused (pause_all)
@@ -211,7 +211,7 @@ class GradientTape:
     [<Tensor: shape=(1, 1), dtype=float32, numpy=array([[2.]], dtype=float32)>]
     """
 
-    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._persistent = bool(persistent)
         self._auto = bool(watch_accessed_variables)
         self._recording = True
@@ -640,7 +640,7 @@ class GradientTape:
 class _StopRecording:
     __slots__ = ("_tape", "_was")
 
-    def __init__(self, tape):
+    def __init__(self, tape) -> None:
         self._tape = tape
 
     def __enter__(self):

@@ -38,7 +38,7 @@ class Device:
 
     __slots__ = ("__weakref__", "_backend", "index", "kind", "name")
 
-    def __init__(self, kind: str, index: int = 0):
+    def __init__(self, kind: str, index: int = 0) -> None:
         self.kind, self.index = kind, index
         self.name = f"{kind}:{index}"
         self._backend = None
@@ -98,7 +98,7 @@ _state = {"soft_placement": True, "warned": False, "default": None}
 class _Scope(threading.local):
     stack: list
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.stack = []
 
 
@@ -226,7 +226,7 @@ class device:
     'cpu:0'
     """
 
-    def __init__(self, name):
+    def __init__(self, name) -> None:
         self._dev = None if name is None else get(name)
 
     def __enter__(self):

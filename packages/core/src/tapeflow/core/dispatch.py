@@ -27,7 +27,7 @@ class OpDef:
 
     __slots__ = ("name", "tf_name", "fn", "kind", "nondiff", "notes")
 
-    def __init__(self, name, tf_name, fn, kind, nondiff, notes):
+    def __init__(self, name, tf_name, fn, kind, nondiff, notes) -> None:
         self.name, self.tf_name, self.fn, self.kind = name, tf_name, fn, kind
         self.nondiff, self.notes = nondiff, notes
 
@@ -65,7 +65,7 @@ class Subscription:
 
     __slots__ = ("recorder", "variable_read", "_hooks")
 
-    def __init__(self, hooks_, recorder, variable_read):
+    def __init__(self, hooks_, recorder, variable_read) -> None:
         self._hooks, self.recorder, self.variable_read = hooks_, recorder, variable_read
 
     def remove(self):
@@ -98,7 +98,7 @@ class Hooks:
 
     __slots__ = ("recorder", "variable_read", "tracing", "_subs", "_lock", "_paused", "_npaused")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.recorder = None        # recorder(op_name, inputs, outputs, attrs)
         self.variable_read = None   # variable_read(variable) when an op reads a Variable
         self.tracing = 0
@@ -156,7 +156,7 @@ class Hooks:
 class _Pause:
     __slots__ = ("_h",)
 
-    def __init__(self, h):
+    def __init__(self, h) -> None:
         self._h = h
 
     def __enter__(self):

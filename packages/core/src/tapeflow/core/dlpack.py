@@ -179,7 +179,7 @@ class _Capsule:
 
     __slots__ = ("_capsule", "_device")
 
-    def __init__(self, capsule, device):
+    def __init__(self, capsule, device) -> None:
         self._capsule, self._device = capsule, device
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):

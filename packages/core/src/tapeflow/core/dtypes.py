@@ -40,7 +40,7 @@ class DType:
     __slots__ = ("name", "code", "np", "size", "is_floating", "is_integer", "is_bool",
                  "is_unsigned", "is_half", "min", "max", "is_string", "is_complex", "is_inexact")
 
-    def __init__(self, name, np_dtype, size):
+    def __init__(self, name, np_dtype, size) -> None:
         self.name = name
         #: the kernels' code; tf.string has none of theirs (a host dtype: no kernel sees it)
         self.code = DTYPE_CODES[name] if name != "string" else STRING_CODE

@@ -17,7 +17,7 @@ from __future__ import annotations
 class OpError(Exception):
     """Base of the errors an op raises.  ``op`` names the op (e.g. ``"Gather"``)."""
 
-    def __init__(self, message: str, op: str | None = None):
+    def __init__(self, message: str, op: str | None = None) -> None:
         self.message, self.op = message, op
         super().__init__(f"{message} [Op:{op}]" if op else message)
 

@@ -43,7 +43,7 @@ class Module:
     ('mlp', 4, 2)
     """
 
-    def __init__(self, name=None):
+    def __init__(self, name=None) -> None:
         if name is None:
             name = _camel_to_snake(type(self).__name__)
         elif not isinstance(name, str) or not _NAME.match(name):
@@ -126,7 +126,7 @@ class Module:
 class _NameScope:
     __slots__ = ("name",)
 
-    def __init__(self, name):
+    def __init__(self, name) -> None:
         self.name = name + "/"  # TensorFlow's scope name ends with "/"
 
     def __enter__(self):

@@ -81,7 +81,7 @@ class RaggedTensor:
     [[1, 2], [-1, -1], [3, -1]]
     """
 
-    def __init__(self, values, row_splits):
+    def __init__(self, values, row_splits) -> None:
         op = "RaggedTensor"
         values = _as_values(values, op)
         splits = _int64(row_splits, op, "row_splits")

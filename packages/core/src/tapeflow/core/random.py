@@ -95,7 +95,7 @@ class Generator:
     tf.int64
     """
 
-    def __init__(self, key: int, counter: int = 0):
+    def __init__(self, key: int, counter: int = 0) -> None:
         self._key = int(key) & _r._M64
         self._counter = int(counter) & _r._M64
         self._lock = threading.Lock()
@@ -323,7 +323,7 @@ class _GeneratorStream:
 
     __slots__ = ("gen",)
 
-    def __init__(self, gen):
+    def __init__(self, gen) -> None:
         self.gen = gen
 
     def late_attrs(self) -> dict:

@@ -47,7 +47,7 @@ class Primitive:
     __slots__ = ("name", "tf_name", "impl", "infer", "dtypes", "mask", "same_dtype", "detail", "stateful",
                  "__weakref__")
 
-    def __init__(self, name, tf_name, impl, infer, dtypes, same_dtype, detail, stateful=False):
+    def __init__(self, name, tf_name, impl, infer, dtypes, same_dtype, detail, stateful=False) -> None:
         self.name, self.tf_name, self.impl, self.infer = name, tf_name, impl, infer
         self.dtypes, self.same_dtype, self.detail = dtypes, same_dtype, detail
         self.stateful = stateful
@@ -100,7 +100,7 @@ def primitive(name: str, tf_name: str, *, infer, dtypes=None, same_dtype: bool =
 class KernelStatus(Exception):
     """Raised by ``check`` inside an implementation; the runner turns it into the typed error."""
 
-    def __init__(self, status: int, kernel: str):
+    def __init__(self, status: int, kernel: str) -> None:
         super().__init__(status, kernel)
         self.status, self.kernel = status, kernel
 
@@ -119,7 +119,7 @@ class Node:
 
     __slots__ = ("prim", "inputs", "outputs", "attrs", "where", "dev")
 
-    def __init__(self, prim, inputs, outputs, attrs, where=None, dev=None):
+    def __init__(self, prim, inputs, outputs, attrs, where=None, dev=None) -> None:
         self.prim, self.inputs, self.outputs, self.attrs = prim, inputs, outputs, attrs
         self.where, self.dev = where, dev
 
@@ -132,7 +132,7 @@ class Graph:
     """The nodes recorded while tracing, in order; ``reads`` maps each variable read while tracing
     to the symbolic tensor of its latest read (or update), so later reads see updates in order."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.nodes: list = []
         self.reads: dict = {}
 
@@ -163,7 +163,7 @@ class tracing:
 
     __slots__ = ("graph", "_prev")
 
-    def __init__(self, graph: Graph | None = None):
+    def __init__(self, graph: Graph | None = None) -> None:
         self.graph = graph if graph is not None else Graph()
 
     def __enter__(self):

@@ -51,7 +51,7 @@ class SparseTensor:
     (TensorShape([2, 2]), 'int32', 'int64')
     """
 
-    def __init__(self, indices, values, dense_shape):
+    def __init__(self, indices, values, dense_shape) -> None:
         op = "SparseTensor"
         ind = to_tensor(indices, op, _dt.int64 if not isinstance(indices, Tensor) else None)
         if ind._dtype not in (_dt.int32, _dt.int64):

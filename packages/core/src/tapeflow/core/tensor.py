@@ -253,7 +253,7 @@ def numpy_repr(arr: np.ndarray) -> str:
 class _Ref:
     __slots__ = ("_t",)
 
-    def __init__(self, t):
+    def __init__(self, t) -> None:
         self._t = t
 
     def deref(self):

@@ -81,7 +81,7 @@ class TensorArray:
     """
 
     def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None, infer_shape=True,
-                 element_shape=None, name=None):
+                 element_shape=None, name=None) -> None:
         op = "TensorArrayV3"
         self._dtype = dtype_arg(dtype, op)
         if size is None:

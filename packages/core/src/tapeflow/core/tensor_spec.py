@@ -36,7 +36,7 @@ class TensorSpec:
 
     __slots__ = ("_shape", "_dtype", "_name")
 
-    def __init__(self, shape, dtype=_dt.float32, name=None):
+    def __init__(self, shape, dtype=_dt.float32, name=None) -> None:
         self._shape = _as_shape(shape)
         self._dtype = _dt.as_dtype(dtype)
         self._name = name

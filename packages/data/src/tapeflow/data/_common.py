@@ -34,7 +34,7 @@ class _RA:
 
     __slots__ = ("identity", "stream", "table")
 
-    def __init__(self, table, stream, identity=False):
+    def __init__(self, table, stream, identity=False) -> None:
         self.table, self.stream, self.identity = table, stream, identity
 
 
@@ -49,7 +49,7 @@ def _arange_chunks(n: int):
 class _SliceTable:
     """Rows of in-memory components (tensors, or object arrays for text)."""
 
-    def __init__(self, structure, flat, n):
+    def __init__(self, structure, flat, n) -> None:
         self.structure, self.flat, self.n = structure, flat, n
         self.pack = S.packer(structure)
 
@@ -62,7 +62,7 @@ class _SliceTable:
 
 
 class _RangeTable:
-    def __init__(self, start, step, n, dtype):
+    def __init__(self, start, step, n, dtype) -> None:
         self.start, self.step, self.n, self.dtype = start, step, n, dtype
 
     def _values(self, idx):
@@ -78,7 +78,7 @@ class _RangeTable:
 
 
 class _ZipTable:
-    def __init__(self, structure, tables):
+    def __init__(self, structure, tables) -> None:
         self.tables = tables
         self.pack = S.packer(structure)
         self.n = min(t.n for t in tables)

@@ -104,7 +104,7 @@ def spec_from_json(j):
 class _ShardWriter:
     """One shard file in the cache-file format, under a temporary name until :meth:`finish`."""
 
-    def __init__(self, directory, name, spec, compression, op):
+    def __init__(self, directory, name, spec, compression, op) -> None:
         self.final = os.path.join(directory, name)
         self.tmp = f"{self.final}.tmp-{os.getpid()}-{secrets.token_hex(6)}"
         self.flat_spec, self.op = S.flatten(spec), op
@@ -253,7 +253,7 @@ def _read_meta(directory, op):
 class _ShardDataset(Dataset):
     """One shard file, read lazily."""
 
-    def __init__(self, path, spec, compression, op):
+    def __init__(self, path, spec, compression, op) -> None:
         self._path, self._spec_cache, self._compression, self._op = path, spec, compression, op
 
     def _iterator(self, ctx):
@@ -282,7 +282,7 @@ class LoadDataset(Dataset):
 
     _op = "LoadDataset"
 
-    def __init__(self, path, element_spec=None, compression=None, reader_func=None, wait=False):
+    def __init__(self, path, element_spec=None, compression=None, reader_func=None, wait=False) -> None:
         op = self._op
         if wait:
             raise InvalidArgumentError("wait=True (reading a snapshot a distributed tf.data service is still writing) "
@@ -416,7 +416,7 @@ class SnapshotDataset(Dataset):
 
     _op = "SnapshotDataset"
 
-    def __init__(self, input_dataset, path, compression="AUTO", reader_func=None, shard_func=None):
+    def __init__(self, input_dataset, path, compression="AUTO", reader_func=None, shard_func=None) -> None:
         op = self._op
         self._input = input_dataset
         self._inputs = (input_dataset,)

@@ -37,7 +37,7 @@ class RaggedTensorSpec(TensorSpec):
 
     __slots__ = ("ragged_rank", "row_splits_dtype")
 
-    def __init__(self, shape=None, dtype=_dt.float32, ragged_rank=None, row_splits_dtype=_dt.int64, name=None):
+    def __init__(self, shape=None, dtype=_dt.float32, ragged_rank=None, row_splits_dtype=_dt.int64, name=None) -> None:
         super().__init__(shape, dtype, name)
         rank = len(self.shape) if self.shape is not None else None
         self.ragged_rank = (rank - 1 if rank else 0) if ragged_rank is None else int(ragged_rank)
@@ -107,7 +107,7 @@ def _components(value, op):
 class RaggedSliceDataset(Dataset):
     """``Dataset.from_tensor_slices`` of a structure holding RaggedTensors: one element per row."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors) -> None:
         op = "TensorSliceDataset"
         self._structure = _components(tensors, op)
         self._flat = S.flatten(self._structure)
@@ -171,7 +171,7 @@ class RaggedBatchDataset(Dataset):
     """What ``Dataset.ragged_batch`` returns (and ``batch`` over ragged elements): components whose spec is
     ragged or has unknown dimensions become RaggedTensors; the others are stacked."""
 
-    def __init__(self, input_dataset, batch_size, drop_remainder=False, all_unknown=True):
+    def __init__(self, input_dataset, batch_size, drop_remainder=False, all_unknown=True) -> None:
         op = "RaggedBatchDataset" if all_unknown else "BatchDataset"
         self._input = input_dataset
         self._inputs = (input_dataset,)

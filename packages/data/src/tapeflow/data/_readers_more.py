@@ -70,7 +70,7 @@ class TFRecordDataset(_FileReader):
 
     _op = "TFRecordDataset"
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None) -> None:
         op = self._op
         self._init_files(filenames, num_parallel_reads)
         self._compression = compression_arg(compression_type, op)
@@ -111,7 +111,7 @@ class CsvDataset(_FileReader):
 
     def __init__(self, filenames, record_defaults, compression_type=None, buffer_size=None, header=False,
                  field_delim=",", use_quote_delim=True, na_value="", select_cols=None, exclude_cols=None,
-                 name=None):
+                 name=None) -> None:
         op = self._op
         self._init_files(filenames, None)
         if compression_type not in _COMPRESSION:

@@ -53,7 +53,7 @@ class _Directed(Dataset):
 
     _op = "DirectedInterleaveDataset"
 
-    def __init__(self, datasets, stop_on_empty_dataset):
+    def __init__(self, datasets, stop_on_empty_dataset) -> None:
         self._datasets = datasets
         self._inputs = tuple(datasets)
         self._stop = bool(stop_on_empty_dataset)
@@ -97,7 +97,7 @@ class _Directed(Dataset):
 class ChooseFromDatasetsDataset(_Directed):
     """What ``Dataset.choose_from_datasets`` returns."""
 
-    def __init__(self, datasets, choice_dataset, stop_on_empty_dataset=True):
+    def __init__(self, datasets, choice_dataset, stop_on_empty_dataset=True) -> None:
         op = self._op
         datasets = _datasets(datasets, op)
         if not isinstance(choice_dataset, Dataset):
@@ -135,7 +135,7 @@ class SampleFromDatasetsDataset(_Directed):
     """What ``Dataset.sample_from_datasets`` returns."""
 
     def __init__(self, datasets, weights=None, seed=None, stop_on_empty_dataset=False,
-                 rerandomize_each_iteration=None):
+                 rerandomize_each_iteration=None) -> None:
         op = self._op
         datasets = _datasets(datasets, op)
         super().__init__(datasets, stop_on_empty_dataset)
@@ -228,7 +228,7 @@ class RejectionResampleDataset(Dataset):
 
     _op = "RejectionResample"
 
-    def __init__(self, input_dataset, class_func, target_dist, initial_dist=None, seed=None):
+    def __init__(self, input_dataset, class_func, target_dist, initial_dist=None, seed=None) -> None:
         op = self._op
         self._input = input_dataset
         self._inputs = (input_dataset,)

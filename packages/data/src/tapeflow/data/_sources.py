@@ -36,7 +36,7 @@ def skipped(ctx, err):
 class TensorSliceDataset(Dataset):
     """What ``Dataset.from_tensor_slices`` returns: the rows of in-memory components."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors) -> None:
         op = "TensorSliceDataset"
         structure = S.to_components(tensors, op)
         flat = S.flatten(structure)
@@ -74,7 +74,7 @@ def _leaf_dtype(c):
 class TensorDataset(Dataset):
     """What ``Dataset.from_tensors`` returns: one element."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors) -> None:
         self._element = S.to_components(tensors, "TensorDataset")
 
     def _iterator(self, ctx):
@@ -90,7 +90,7 @@ class TensorDataset(Dataset):
 class RangeDataset(Dataset):
     """What ``Dataset.range`` returns: int64 (or ``dtype``) scalars."""
 
-    def __init__(self, *args, dtype=_dt.int64):
+    def __init__(self, *args, dtype=_dt.int64) -> None:
         op = "RangeDataset"
         if not 1 <= len(args) <= 3:
             raise InvalidArgumentError(f"range takes 1 to 3 arguments (stop; start, stop; start, stop, step), "
@@ -117,7 +117,7 @@ class RangeDataset(Dataset):
 class GeneratorDataset(Dataset):
     """What ``Dataset.from_generator`` returns: a Python generator's values, checked."""
 
-    def __init__(self, generator, output_types, output_shapes, args, output_signature):
+    def __init__(self, generator, output_types, output_shapes, args, output_signature) -> None:
         op = "FromGenerator"
         if not callable(generator):
             raise InvalidArgumentError(f"generator must be a callable returning an iterator, got "
@@ -227,7 +227,7 @@ def _flatten_up_to(types, shapes, op):
 class ZipDataset(Dataset):
     """What ``Dataset.zip`` (and ``enumerate``) returns."""
 
-    def __init__(self, structure):
+    def __init__(self, structure) -> None:
         flat = S.flatten(structure)
         if not flat or not all(isinstance(d, Dataset) for d in flat):
             raise InvalidArgumentError("The argument to `Dataset.zip()` must be a (nested) structure of `Dataset` "
@@ -275,7 +275,7 @@ class ZipDataset(Dataset):
 class ConcatenateDataset(Dataset):
     """What ``Dataset.concatenate`` returns."""
 
-    def __init__(self, first, second):
+    def __init__(self, first, second) -> None:
         op = "ConcatenateDataset"
         if not isinstance(second, Dataset):
             raise InvalidArgumentError(f"concatenate needs a Dataset, got {type(second).__name__}", op)

@@ -25,7 +25,7 @@ _log = logging.getLogger("tapeflow.data")
 
 
 class _Unary(Dataset):
-    def __init__(self, input_dataset):
+    def __init__(self, input_dataset) -> None:
         self._input = input_dataset
         self._inputs = (input_dataset,)
 
@@ -52,7 +52,7 @@ class ScanDataset(_Unary):
 
     _op = "ScanDataset"
 
-    def __init__(self, input_dataset, initial_state, scan_func):
+    def __init__(self, input_dataset, initial_state, scan_func) -> None:
         super().__init__(input_dataset)
         op = self._op
         self._state = S.normalize(S.to_components(initial_state, op), op)
@@ -102,7 +102,7 @@ class UniqueDataset(_Unary):
 
     _op = "UniqueDataset"
 
-    def __init__(self, input_dataset):
+    def __init__(self, input_dataset) -> None:
         super().__init__(input_dataset)
         spec = input_dataset.element_spec
         if not isinstance(spec, TensorSpec) or spec.dtype not in (_dt.int32, _dt.int64, S.string):
@@ -135,7 +135,7 @@ class UniqueDataset(_Unary):
 class IgnoreErrorsDataset(_Unary):
     """What ``Dataset.ignore_errors`` returns."""
 
-    def __init__(self, input_dataset, log_warning=False):
+    def __init__(self, input_dataset, log_warning=False) -> None:
         super().__init__(input_dataset)
         if not isinstance(log_warning, bool):
             raise TypeError(f"log_warning must be a bool, got {type(log_warning).__name__} [Op:IgnoreErrorsDataset]")

@@ -51,7 +51,7 @@ class TensorSpec:
 
     __slots__ = ("dtype", "name", "shape")
 
-    def __init__(self, shape, dtype=_dt.float32, name=None):
+    def __init__(self, shape, dtype=_dt.float32, name=None) -> None:
         self.shape = _shape(shape)
         self.dtype = as_dtype(dtype)
         self.name = name

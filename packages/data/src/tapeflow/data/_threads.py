@@ -75,7 +75,7 @@ def _prefetch_worker(make_iter, q, stop):
 class Prefetcher:
     """An iterator that runs ``make_iter()`` on a daemon thread, ``size`` elements ahead."""
 
-    def __init__(self, make_iter, size: int):
+    def __init__(self, make_iter, size: int) -> None:
         self._q = queue.Queue(max(1, size))
         self._stop = threading.Event()
         self._done = False
@@ -125,7 +125,7 @@ class Prefetcher:
 class _Task:
     __slots__ = ("arg", "event", "fn", "ok", "seq", "value")
 
-    def __init__(self, fn, arg, seq):
+    def __init__(self, fn, arg, seq) -> None:
         self.fn, self.arg, self.seq = fn, arg, seq
         self.ok = None
         self.value = None
@@ -155,7 +155,7 @@ def _pool_worker(tasks, done, stop):
 class ParallelMap:
     """``fn`` over an input iterator on ``n`` daemon threads, in input order when ``deterministic``."""
 
-    def __init__(self, it, fn, n: int, deterministic: bool = True):
+    def __init__(self, it, fn, n: int, deterministic: bool = True) -> None:
         self._it, self._fn, self._n = it, fn, max(1, n)
         self._det = deterministic
         self._tasks = queue.SimpleQueue()

@@ -43,7 +43,7 @@ from .dataset import Dataset, Iterator, _Ctx
 
 
 class _Unary(Dataset):
-    def __init__(self, input_dataset):
+    def __init__(self, input_dataset) -> None:
         self._input = input_dataset
         self._inputs = (input_dataset,)
 
@@ -55,7 +55,7 @@ class _Unary(Dataset):
 
 
 class _OptionsDataset(_Unary):
-    def __init__(self, input_dataset, options):
+    def __init__(self, input_dataset, options) -> None:
         super().__init__(input_dataset)
         self._own_options = options
 
@@ -72,7 +72,7 @@ class _OptionsDataset(_Unary):
 class MapDataset(_Unary):
     """What ``Dataset.map`` returns (``ParallelMapDataset`` in its repr when parallel)."""
 
-    def __init__(self, input_dataset, map_func, num_parallel_calls=None, deterministic=None):
+    def __init__(self, input_dataset, map_func, num_parallel_calls=None, deterministic=None) -> None:
         super().__init__(input_dataset)
         op = "MapDataset"
         self._fn = map_func
@@ -170,7 +170,7 @@ def _spec_from_first(ds):
 class FilterDataset(_Unary):
     """What ``Dataset.filter`` returns."""
 
-    def __init__(self, input_dataset, predicate):
+    def __init__(self, input_dataset, predicate) -> None:
         super().__init__(input_dataset)
         self._call = _caller(predicate, "FilterDataset")
 
@@ -210,7 +210,7 @@ def _peel_maps(ds):
 class BatchDataset(_Unary):
     """What ``Dataset.batch`` returns; over in-memory slices it gathers whole batches."""
 
-    def __init__(self, input_dataset, batch_size, drop_remainder=False):
+    def __init__(self, input_dataset, batch_size, drop_remainder=False) -> None:
         super().__init__(input_dataset)
         self._bs = _count(batch_size, "batch_size", "BatchDataset", 1)
         self._drop = bool(drop_remainder)
@@ -297,7 +297,8 @@ def _apply_maps(batch, n, maps, vectorize):
 class PaddedBatchDataset(_Unary):
     """What ``Dataset.padded_batch`` returns."""
 
-    def __init__(self, input_dataset, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
+    def __init__(self, input_dataset, batch_size, padded_shapes=None, padding_values=None,
+                 drop_remainder=False) -> None:
         super().__init__(input_dataset)
         op = "PaddedBatchDataset"
         self._bs = _count(batch_size, "batch_size", op, 1)
@@ -423,7 +424,7 @@ class UnbatchDataset(_Unary):
 class ShuffleDataset(_Unary):
     """What ``Dataset.shuffle`` returns."""
 
-    def __init__(self, input_dataset, buffer_size, seed=None, reshuffle_each_iteration=True):
+    def __init__(self, input_dataset, buffer_size, seed=None, reshuffle_each_iteration=True) -> None:
         super().__init__(input_dataset)
         self._size = _count(buffer_size, "buffer_size", "ShuffleDataset", 1)
         self._key = _seed_key(seed)
@@ -459,7 +460,7 @@ class ShuffleDataset(_Unary):
 class RepeatDataset(_Unary):
     """What ``Dataset.repeat`` returns."""
 
-    def __init__(self, input_dataset, count=None):
+    def __init__(self, input_dataset, count=None) -> None:
         super().__init__(input_dataset)
         self._count = -1 if count is None else _count(count, "count", "RepeatDataset")
 
@@ -542,7 +543,7 @@ def _shard_chunks(stream, num, index):
 class TakeDataset(_Unary):
     """What ``Dataset.take`` returns."""
 
-    def __init__(self, input_dataset, count):
+    def __init__(self, input_dataset, count) -> None:
         super().__init__(input_dataset)
         self._n = _count(count, "count", "TakeDataset")
 
@@ -578,7 +579,7 @@ class TakeDataset(_Unary):
 class SkipDataset(_Unary):
     """What ``Dataset.skip`` returns."""
 
-    def __init__(self, input_dataset, count):
+    def __init__(self, input_dataset, count) -> None:
         super().__init__(input_dataset)
         self._n = _count(count, "count", "SkipDataset")
 
@@ -616,7 +617,7 @@ class SkipDataset(_Unary):
 class ShardDataset(_Unary):
     """What ``Dataset.shard`` returns."""
 
-    def __init__(self, input_dataset, num_shards, index):
+    def __init__(self, input_dataset, num_shards, index) -> None:
         super().__init__(input_dataset)
         op = "ShardDataset"
         self._num = _count(num_shards, "num_shards", op, 1)
@@ -653,7 +654,7 @@ class ShardDataset(_Unary):
 class PrefetchDataset(_Unary):
     """What ``Dataset.prefetch`` returns: a background thread works ahead."""
 
-    def __init__(self, input_dataset, buffer_size):
+    def __init__(self, input_dataset, buffer_size) -> None:
         super().__init__(input_dataset)
         self._size = _count(buffer_size, "buffer_size", "PrefetchDataset", 0, allow_autotune=True)
 
@@ -668,7 +669,7 @@ class PrefetchDataset(_Unary):
 class CacheDataset(_Unary):
     """What ``Dataset.cache`` returns."""
 
-    def __init__(self, input_dataset, filename=""):
+    def __init__(self, input_dataset, filename="") -> None:
         super().__init__(input_dataset)
         self._filename = os.fspath(filename) if filename else ""
         self._memory = None
@@ -703,7 +704,7 @@ class InterleaveDataset(_Unary):
     """What ``Dataset.interleave`` and ``Dataset.flat_map`` return."""
 
     def __init__(self, input_dataset, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
-                 deterministic=None, repr_name=None):
+                 deterministic=None, repr_name=None) -> None:
         super().__init__(input_dataset)
         op = "InterleaveDataset"
         self._call = _caller(map_func, op)

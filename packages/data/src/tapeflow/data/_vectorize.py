@@ -61,7 +61,7 @@ class _Recorder:
 
     __slots__ = ("log", "tid")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.tid = threading.get_ident()
         self.log = []
 

@@ -32,7 +32,7 @@ class DatasetSpec:
 
     __slots__ = ("element_spec", "shape")
 
-    def __init__(self, element_spec, dataset_shape=()):
+    def __init__(self, element_spec, dataset_shape=()) -> None:
         self.element_spec = element_spec
         self.shape = TensorShape(dataset_shape)
 
@@ -65,7 +65,7 @@ def _spec_text(spec):
 class _ListDataset(Dataset):
     """A finite dataset over elements already in memory (a window, a group)."""
 
-    def __init__(self, elements, spec):
+    def __init__(self, elements, spec) -> None:
         self._elements, self._spec_cache = elements, spec
 
     def _iterator(self, ctx):
@@ -94,7 +94,7 @@ def dummy_element(spec, unknown=1, value=1):
 class WindowDataset(Dataset):
     """What ``Dataset.window`` returns: a dataset of (structures of) datasets."""
 
-    def __init__(self, input_dataset, size, shift=None, stride=1, drop_remainder=False):
+    def __init__(self, input_dataset, size, shift=None, stride=1, drop_remainder=False) -> None:
         op = "WindowDataset"
         self._input = input_dataset
         self._inputs = (input_dataset,)
@@ -173,7 +173,7 @@ def _key_of(call, e, op):
 class GroupByWindowDataset(Dataset):
     """What ``Dataset.group_by_window`` returns."""
 
-    def __init__(self, input_dataset, key_func, reduce_func, window_size=None, window_size_func=None):
+    def __init__(self, input_dataset, key_func, reduce_func, window_size=None, window_size_func=None) -> None:
         op = "GroupByWindowDataset"
         if (window_size is None) == (window_size_func is None):
             raise InvalidArgumentError("Either the `window_size` argument or the `window_size_func` argument must be "

@@ -52,7 +52,7 @@ class OptimizationOptions:
     True
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.map_vectorization = None
 
     def _merge(self, other):
@@ -78,7 +78,7 @@ class ThreadingOptions:
 
     __slots__ = ("_pool",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._pool = None
 
     @property
@@ -122,7 +122,7 @@ class Options:
     False
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.deterministic = None
         self.experimental_optimization = OptimizationOptions()
         self.threading = ThreadingOptions()
@@ -142,7 +142,7 @@ class _Ctx:
 
     __slots__ = ("deterministic", "skip_errors", "threads", "vectorize")
 
-    def __init__(self, options: Options):
+    def __init__(self, options: Options) -> None:
         mv = options.experimental_optimization.map_vectorization
         self.vectorize = True if mv is None else bool(mv)
         self.deterministic = True if options.deterministic is None else bool(options.deterministic)
@@ -820,7 +820,7 @@ class Iterator:
     (0, 1)
     """
 
-    def __init__(self, dataset: Dataset):
+    def __init__(self, dataset: Dataset) -> None:
         self._dataset = dataset
         self._it = dataset._iterator(_Ctx(dataset.options()))
 

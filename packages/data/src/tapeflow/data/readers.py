@@ -70,7 +70,7 @@ def _open(path, compression, op):
 class _ZlibReader:
     """Lines of a zlib stream, decompressed chunk by chunk."""
 
-    def __init__(self, raw):
+    def __init__(self, raw) -> None:
         self._raw, self._z = raw, zlib.decompressobj()
 
     def __iter__(self):
@@ -120,7 +120,7 @@ class TextLineDataset(Dataset):
     [b'first', b'second']
     """
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None) -> None:
         op = "TextLineDataset"
         if isinstance(filenames, Dataset):
             self._files_ds, self._files = filenames, None
@@ -275,5 +275,5 @@ class IDXDataset(TensorSliceDataset):
     [3, 1, 4]
     """
 
-    def __init__(self, filename):
+    def __init__(self, filename) -> None:
         super().__init__(read_idx(filename))

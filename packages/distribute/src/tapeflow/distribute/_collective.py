@@ -97,7 +97,7 @@ class _Pool:
 
     KEEP = 4   # buffers kept per shape and dtype
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._free = {}
 
     def get(self, shape, npdt, dev):
@@ -122,7 +122,7 @@ class _Buckets:
 
     KEEP = 3   # buffers kept per size and dtype
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._free = {}
 
     def get(self, n, npdt):
@@ -164,7 +164,7 @@ def _wrap(flat: np.ndarray, shape, dtype, dev, pool) -> Tensor:
 class MPIComm:
     """Collectives over an MPI communicator (mpi4py); one replica per process."""
 
-    def __init__(self, comm):
+    def __init__(self, comm) -> None:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
@@ -275,7 +275,7 @@ class ThreadGroup:
     tensors, replica 0 sums them in replica order with tapeflow ops, every replica gets those same tensors.
     A replica that fails breaks the group: the others get CancelledError instead of waiting forever."""
 
-    def __init__(self, n):
+    def __init__(self, n) -> None:
         self.size = n
         self._barrier = threading.Barrier(n)
         self._slots = [None] * n

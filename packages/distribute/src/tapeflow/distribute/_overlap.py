@@ -32,7 +32,7 @@ from . import _collective as C
 class _Job:
     __slots__ = ("buf", "done", "error")
 
-    def __init__(self, buf):
+    def __init__(self, buf) -> None:
         self.buf, self.done, self.error = buf, threading.Event(), None
 
     def wait(self):
@@ -44,7 +44,7 @@ class _Job:
 class Reducer:
     """The helper thread and its communicator: runs the submitted in-place sums one after another."""
 
-    def __init__(self, comm):
+    def __init__(self, comm) -> None:
         self.comm = comm.Dup()   # its collectives never interleave with the main thread's
         self.size, self.rank = comm.Get_size(), comm.Get_rank()
         self.buffers = C._Buckets()
@@ -81,7 +81,7 @@ class Step:
     """The all-reduce of one ``tape.gradient`` call's gradients, bucket by bucket as they become ready
     (the tape calls it: ``step(j, grad)``)."""
 
-    def __init__(self, reducer, variables, scale, bytes_per_pack):
+    def __init__(self, reducer, variables, scale, bytes_per_pack) -> None:
         self.reducer = reducer
         self.variables = variables
         self.scale = scale   # this replica's share of fit's global batch, or None

@@ -56,7 +56,7 @@ class CommunicationOptions:
     1048576
     """
 
-    def __init__(self, bytes_per_pack=0, timeout_seconds=None, implementation="AUTO", overlap_backward=None):
+    def __init__(self, bytes_per_pack=0, timeout_seconds=None, implementation="AUTO", overlap_backward=None) -> None:
         if isinstance(bytes_per_pack, bool) or not isinstance(bytes_per_pack, (int, np.integer)) or bytes_per_pack < 0:
             raise InvalidArgumentError(f"bytes_per_pack={bytes_per_pack!r}; allowed: an int >= 0", "CollectiveReduce")
         if timeout_seconds is not None:
@@ -78,7 +78,7 @@ class CommunicationOptions:
 # ---- per-thread state -------------------------------------------------------------------------------
 
 class _State(threading.local):
-    def __init__(self):
+    def __init__(self) -> None:
         self.scopes = []     # strategies whose scope this thread is in (innermost last)
         self.replica = None  # the ReplicaContext of the replica this thread runs, inside strategy.run
 
@@ -97,7 +97,7 @@ class PerReplica:
     [0.0, 1.0]
     """
 
-    def __init__(self, values):
+    def __init__(self, values) -> None:
         self.values = tuple(values)
 
     def __repr__(self):
@@ -181,7 +181,7 @@ class ReplicaContext:
     2.0
     """
 
-    def __init__(self, strategy, replica_id):
+    def __init__(self, strategy, replica_id) -> None:
         self._strategy = strategy
         self._id = replica_id
         self._batch = None   # (local rows, global rows) of the step fit runs now
@@ -241,7 +241,7 @@ def _flatten(value):
 # ---- strategies ---------------------------------------------------------------------------------
 
 class _Scope:
-    def __init__(self, strategy, sync=True):
+    def __init__(self, strategy, sync=True) -> None:
         self._strategy, self._sync, self._start = strategy, sync, None
 
     def __enter__(self):
@@ -277,7 +277,7 @@ class Strategy:
     def num_replicas_in_sync(self) -> int:
         raise TypeError(f"{type(self).__name__} must define num_replicas_in_sync")
 
-    def scope(self):
+    def scope(self) -> _Scope:
         """A context in which variables are created for this strategy and ``get_strategy()`` returns it."""
         return _Scope(self)
 
@@ -297,7 +297,7 @@ class Strategy:
             _state.scopes.pop()
             _state.replica = prev
 
-    def experimental_distribute_dataset(self, dataset, options=None):
+    def experimental_distribute_dataset(self, dataset, options=None) -> DistributedDataset:
         """The dataset's global batches, each split over the replicas (TensorFlow's rule: a global batch
         of 32 on 2 replicas is 16 rows per replica)."""
         if options is not None:
@@ -308,7 +308,7 @@ class Strategy:
                             f"not {type(dataset).__name__}")
         return DistributedDataset(self, dataset)
 
-    def reduce(self, reduce_op, value, axis=None):
+    def reduce(self, reduce_op, value, axis=None) -> Tensor:
         """Per-replica ``value`` combined over all replicas: ``"SUM"`` or ``"MEAN"``; with ``axis``, also
         over that axis of each replica's value (the mean is then over all the rows of all replicas)."""
         op = _reduce_op(reduce_op, "StrategyReduce")
@@ -359,7 +359,7 @@ class _DefaultStrategy(Strategy):
     def num_replicas_in_sync(self):
         return 1
 
-    def run(self, fn, args=(), kwargs=None, options=None):
+    def run(self, fn, args=(), kwargs=None, options=None) -> typing.Any:
         return fn(*args, **(kwargs or {}))
 
     def _local_parts(self, value):
@@ -391,7 +391,7 @@ _DEFAULT_REPLICA = ReplicaContext(_DEFAULT, 0)
 class _IdentitySet:
     """Variables by identity (a variable's ``==`` is element-wise), without keeping them alive."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._refs = {}
 
     def has(self, v) -> bool:
@@ -415,7 +415,7 @@ class MPIClusterResolver:
     task_type = "worker"
     rpc_layer = "mpi"
 
-    def __init__(self, task_id, num_workers):
+    def __init__(self, task_id, num_workers) -> None:
         self.task_id, self.num_workers = int(task_id), int(num_workers)
 
     def __repr__(self):
@@ -451,7 +451,7 @@ class MultiWorkerMirroredStrategy(Strategy):
     2.0
     """
 
-    def __init__(self, cluster_resolver=None, communication_options=None):
+    def __init__(self, cluster_resolver=None, communication_options=None) -> None:
         if cluster_resolver is not None and not isinstance(cluster_resolver, MPIClusterResolver):
             raise TypeError(f"cluster_resolver must be None or an MPIClusterResolver (the cluster is MPI's), "
                             f"not {type(cluster_resolver).__name__}")
@@ -521,7 +521,7 @@ class MultiWorkerMirroredStrategy(Strategy):
                 return summed
         return None
 
-    def run(self, fn, args=(), kwargs=None, options=None):
+    def run(self, fn, args=(), kwargs=None, options=None) -> typing.Any:
         """Call ``fn(*args, **kwargs)`` as this process's replica (per-replica values give its own part)."""
         if options is not None:
             raise InvalidArgumentError(f"options={options!r}: there are no run options here; allowed: None",
@@ -662,7 +662,7 @@ class MirroredStrategy(Strategy):
     3.0
     """
 
-    def __init__(self, devices=None, cross_device_ops=None):
+    def __init__(self, devices=None, cross_device_ops=None) -> None:
         from tapeflow.core import devices as _dev
 
         if cross_device_ops is not None:
@@ -684,7 +684,7 @@ class MirroredStrategy(Strategy):
     def num_replicas_in_sync(self) -> int:
         return len(self._devices)
 
-    def run(self, fn, args=(), kwargs=None, options=None):
+    def run(self, fn, args=(), kwargs=None, options=None) -> typing.Any:
         """Call ``fn`` once per replica, each in its thread under its device, with its part of per-replica
         ``args``; returns per-replica results (PerReplica), a plain result for one replica."""
         if options is not None:
@@ -790,7 +790,7 @@ class DistributedDataset:
     [[[0.0, 1.0], [2.0, 3.0]]]
     """
 
-    def __init__(self, strategy, dataset):
+    def __init__(self, strategy, dataset) -> None:
         self._strategy, self._dataset = strategy, dataset
 
     def __iter__(self) -> typing.Iterator[typing.Any]:  # (declared: a batch or a PerReplica of its parts)
@@ -859,7 +859,7 @@ def get_replica_context():
     return _DEFAULT_REPLICA
 
 
-def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None) -> Tensor:
     """``sum(per_example_loss * sample_weight) / global_batch_size``: the loss each replica minimises so that
     the summed gradients are those of the mean over the global batch (``tf.nn.compute_average_loss``).
 

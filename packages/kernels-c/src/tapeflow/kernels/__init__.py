@@ -109,7 +109,7 @@ class BackendUnavailable(RuntimeError):
 class KernelError(RuntimeError):
     """A kernel returned a non-zero status."""
 
-    def __init__(self, kernel: str, status: int):
+    def __init__(self, kernel: str, status: int) -> None:
         self.kernel, self.status = kernel, status
         super().__init__(f"{kernel}: {status_message(status)} (status {status})")
 

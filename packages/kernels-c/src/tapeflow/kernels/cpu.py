@@ -31,7 +31,7 @@ class CPUBackend(Backend):
     #: buffers of at least this many bytes come from the caching allocator
     CACHED_MIN = 128 * 1024
 
-    def __init__(self):
+    def __init__(self) -> None:
         # Idle OpenMP threads spin briefly, then sleep.  Sleeping at once (OMP_WAIT_POLICY=PASSIVE)
         # costs every parallel region a futex wake-up (measured on 2 cores: a 300k-element add
         # 49 us on 2 threads vs 28 on 1); spinning long (libgomp's default, 300000 rounds, or

@@ -178,7 +178,7 @@ class CUDABackend(GPUBackend):
 
     name = "cuda"
 
-    def __init__(self, index: int = 0):
+    def __init__(self, index: int = 0) -> None:
         ffi, cu, nvrtc, cublas = _libs()
         if cu.cuInit(0) != 0:
             raise BackendUnavailable("cuda backend unavailable: cuInit failed (no usable NVIDIA driver or GPU)")

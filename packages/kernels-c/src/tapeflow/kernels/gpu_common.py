@@ -55,7 +55,7 @@ __all__ = ["FAMILIES", "DeviceBuffer", "GPURuntime", "OutOfDeviceMemory", "bucke
 class OutOfDeviceMemory(MemoryError):
     """A device ran out of memory; the message names the device and the request."""
 
-    def __init__(self, device: str, nbytes: int, detail: str = ""):
+    def __init__(self, device: str, nbytes: int, detail: str = "") -> None:
         self.device, self.nbytes = device, nbytes
         super().__init__(f"{device} is out of memory: cannot allocate {_human(nbytes)}"
                          + (f" ({detail})" if detail else ""))
@@ -136,7 +136,7 @@ class DeviceBuffer:
 
     __slots__ = ("__weakref__", "_owner", "arg", "cap", "mem", "nbytes")
 
-    def __init__(self, mem, arg, nbytes, cap, owner):
+    def __init__(self, mem, arg, nbytes, cap, owner) -> None:
         self.mem, self.arg, self.nbytes, self.cap, self._owner = mem, arg, nbytes, cap, owner
 
     def __del__(self):
@@ -189,7 +189,7 @@ class GPURuntime(Backend):
     #: entries of the CPU backend's table, filled in by __init__ (the contract to meet)
     KERNELS: tuple = ()
 
-    def __init__(self):
+    def __init__(self) -> None:
         from . import get_backend
 
         cpu = get_backend("cpu")

@@ -157,7 +157,7 @@ class OpenCLBackend(GPUBackend):
 
     name = "opencl"
 
-    def __init__(self, index: int = 0):
+    def __init__(self, index: int = 0) -> None:
         ffi, cl = _api()
         devs = _probe()
         if not devs:

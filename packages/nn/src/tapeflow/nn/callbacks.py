@@ -39,7 +39,7 @@ class Progbar:
     """
 
     def __init__(self, target, width=30, verbose=1, interval=0.1, stateful_metrics=None, unit_name="step",
-                 stream=None):
+                 stream=None) -> None:
         self.target, self.width, self.verbose, self.interval = target, width, verbose, interval
         self.unit_name = unit_name
         self.stream = stream if stream is not None else sys.stdout
@@ -178,7 +178,7 @@ class Callback:
     epoch 0 ['loss']
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.model = None
         self.params = {}
 
@@ -207,7 +207,7 @@ class Callback:
 class CallbackList(Callback):
     """Calls each hook on every callback in order."""
 
-    def __init__(self, callbacks=None, model=None, **params):
+    def __init__(self, callbacks=None, model=None, **params) -> None:
         super().__init__()
         self.callbacks = list(callbacks or [])
         if model is not None:
@@ -258,7 +258,7 @@ class History(Callback):
     ({'loss': [0.5]}, [0])
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.history, self.epoch = {}, []
 
@@ -289,7 +289,7 @@ class ProgbarLogger(Callback):
     'Epoch 1/2'
     """
 
-    def __init__(self, verbose=None, stream=None):
+    def __init__(self, verbose=None, stream=None) -> None:
         super().__init__()
         self._verbose_arg, self.stream = verbose, stream
         self.verbose = 1 if verbose is None else int(verbose)
@@ -379,7 +379,7 @@ class EarlyStopping(Callback):
     """
 
     def __init__(self, monitor="val_loss", min_delta=0.0, patience=0, verbose=0, mode="auto", baseline=None,
-                 restore_best_weights=False, start_from_epoch=0):
+                 restore_best_weights=False, start_from_epoch=0) -> None:
         super().__init__()
         self.monitor, self.patience, self.verbose = monitor, int(patience), verbose
         self.baseline, self.restore_best_weights, self.start_from_epoch = baseline, restore_best_weights, \
@@ -449,7 +449,7 @@ class ModelCheckpoint(Callback):
     """
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=True,
-                 mode="auto", save_freq="epoch", initial_value_threshold=None):
+                 mode="auto", save_freq="epoch", initial_value_threshold=None) -> None:
         super().__init__()
         self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
         self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
@@ -504,7 +504,7 @@ class TensorBoard(Callback):
     """
 
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False, update_freq="epoch",
-                 profile_batch=0, embeddings_freq=0, embeddings_metadata=None):
+                 profile_batch=0, embeddings_freq=0, embeddings_metadata=None) -> None:
         super().__init__()
         self.log_dir, self.histogram_freq, self.update_freq = os.fspath(log_dir), histogram_freq, update_freq
         self._writers = {}
@@ -563,7 +563,7 @@ class LearningRateScheduler(Callback):
     0.05
     """
 
-    def __init__(self, schedule, verbose=0):
+    def __init__(self, schedule, verbose=0) -> None:
         super().__init__()
         self.schedule, self.verbose = schedule, verbose
 
@@ -592,7 +592,7 @@ class TerminateOnNaN(Callback):
     NaN or Inf loss encountered at batch 3
     """
 
-    def __init__(self, raise_error=False):
+    def __init__(self, raise_error=False) -> None:
         super().__init__()
         self.raise_error = bool(raise_error)
 
@@ -617,7 +617,7 @@ class LambdaCallback(Callback):
     """
 
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
-                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
+                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs) -> None:
         super().__init__()
         hooks = {"on_epoch_begin": on_epoch_begin, "on_epoch_end": on_epoch_end, "on_train_begin": on_train_begin,
                  "on_train_end": on_train_end, "on_train_batch_begin": on_train_batch_begin,
@@ -667,7 +667,7 @@ class ReduceLROnPlateau(_MonitorMode, Callback):
     """
 
     def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
-                 cooldown=0, min_lr=0.0, **kwargs):
+                 cooldown=0, min_lr=0.0, **kwargs) -> None:
         super().__init__()
         if kwargs:
             raise TypeError(f"ReduceLROnPlateau: unexpected arguments {sorted(kwargs)}")
@@ -735,7 +735,7 @@ class CSVLogger(Callback):
     ['epoch,loss,val_loss', '0,0.5,NA']
     """
 
-    def __init__(self, filename, separator=",", append=False):
+    def __init__(self, filename, separator=",", append=False) -> None:
         super().__init__()
         self.filename, self.sep, self.append = os.fspath(filename), separator, bool(append)
         self.writer = self.keys = self.csv_file = None
@@ -807,7 +807,7 @@ class BackupAndRestore(Callback):
     'latest.weights.h5'
     """
 
-    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False, delete_checkpoint=True):
+    def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False, delete_checkpoint=True) -> None:
         super().__init__()
         if not backup_dir:
             raise ValueError("BackupAndRestore: an empty backup_dir was passed")

@@ -406,7 +406,7 @@ class CheckpointLoadStatus:
     skipped with a warning instead of raising (Keras's ``skip_mismatch``).
     """
 
-    def __init__(self, root, path, values, on_missing="ignore", skip_mismatch=False):
+    def __init__(self, root, path, values, on_missing="ignore", skip_mismatch=False) -> None:
         self._root = _root_ref(root)
         self.save_path = os.fspath(path)
         self._keys = frozenset(values)  # (values are dropped as variables take them)
@@ -465,7 +465,7 @@ class CheckpointLoadStatus:
         self.assert_existing_objects_matched()
         return self
 
-    def assert_existing_objects_matched(self):
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
         """Raise AssertionError if a variable reachable from the root got no value from the checkpoint."""
         root = self._root()
         missing = sorted(k for k in (_leaves(root) if root is not None else {}) if k not in self._keys)
@@ -479,7 +479,7 @@ class CheckpointLoadStatus:
             raise AssertionError(f"nothing in {self.save_path!r} matched any variable")
         return self
 
-    def expect_partial(self):
+    def expect_partial(self) -> CheckpointLoadStatus:
         """Accept a partial restore (no check)."""
         return self
 
@@ -498,10 +498,10 @@ class CheckpointLoadStatus:
 class InitializationOnlyStatus(CheckpointLoadStatus):
     """``restore(None)``: nothing to restore (variables keep their initial values)."""
 
-    def __init__(self, root):
+    def __init__(self, root) -> None:
         super().__init__(root, "", {})
 
-    def assert_existing_objects_matched(self):
+    def assert_existing_objects_matched(self) -> CheckpointLoadStatus:
         raise AssertionError("no checkpoint was restored (restore(None))")
 
 
@@ -509,7 +509,7 @@ class _RootView:
     """A Checkpoint's children held weakly: waiting values must not keep a model alive, and the
     Checkpoint object itself is often a temporary (``Checkpoint(model=m).restore(path)``)."""
 
-    def __init__(self, ckpt):
+    def __init__(self, ckpt) -> None:
         self._refs = []
         for k, v in ckpt._ckpt_children.items():
             try:
@@ -598,7 +598,7 @@ class Checkpoint:
     True
     """
 
-    def __init__(self, root=None, **kwargs):
+    def __init__(self, root=None, **kwargs) -> None:
         object.__setattr__(self, "_ckpt_children", {})
         for k, v in kwargs.items():
             if not (isinstance(v, (Variable, Layer, Optimizer, Metric, Checkpoint, list, tuple, dict))
@@ -722,7 +722,7 @@ def _write_state(directory, latest, all_paths, last_preserved=None):
     _atomic_write(os.path.join(directory, _STATE_FILE), ("\n".join(lines) + "\n").encode())
 
 
-def latest_checkpoint(checkpoint_dir, latest_filename=None):
+def latest_checkpoint(checkpoint_dir, latest_filename=None) -> str:
     """The newest checkpoint saved in ``checkpoint_dir`` (a path for ``restore``), or None.
 
     ``latest_filename`` names the state file (default ``checkpoint``).  A state file naming a
@@ -761,7 +761,7 @@ class CheckpointManager:
     """
 
     def __init__(self, checkpoint, directory, max_to_keep, keep_checkpoint_every_n_hours=None,
-                 checkpoint_name="ckpt", step_counter=None, checkpoint_interval=None, init_fn=None):
+                 checkpoint_name="ckpt", step_counter=None, checkpoint_interval=None, init_fn=None) -> None:
         if max_to_keep is not None and max_to_keep <= 0:
             raise ValueError(f"max_to_keep must be positive or None, got {max_to_keep}")
         if keep_checkpoint_every_n_hours is not None and not keep_checkpoint_every_n_hours > 0:
@@ -801,7 +801,7 @@ class CheckpointManager:
         """The newest checkpoint, or None."""
         return self._latest
 
-    def save(self, checkpoint_number=None, check_interval=True, options=None):
+    def save(self, checkpoint_number=None, check_interval=True, options=None) -> str:
         """Save ``ckpt-N`` (N = ``checkpoint_number``, else the checkpoint's save count) and prune old ones."""
         _no_options(options, "SaveV2")
         if self._interval is not None and check_interval and self._step_counter is not None:

@@ -128,7 +128,7 @@ class Node:
 
     __slots__ = ("layer", "args", "kwargs", "out_struct", "outputs", "input_tensors", "index")
 
-    def __init__(self, layer, args, kwargs, out_struct):
+    def __init__(self, layer, args, kwargs, out_struct) -> None:
         self.layer, self.args, self.kwargs, self.out_struct = layer, args, kwargs, out_struct
         self.outputs = _flatten(out_struct)
         self.input_tensors = [t for t in _flatten(list(args)) + _flatten(list(kwargs.values()))
@@ -332,7 +332,7 @@ class Functional(Model):
     TensorShape([4, 1])
     """
 
-    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs) -> None:
         super().__init__(name=name, trainable=trainable, **kwargs)
         self._init_graph(inputs, outputs)
 
@@ -835,7 +835,7 @@ def _metrics_module():
 class _OutputLosses(_losses_module().Loss):
     """The compiled loss of a model of several outputs: sum over outputs of weight * loss(y_true[o], y_pred[o])."""
 
-    def __init__(self, names, fns, weights):
+    def __init__(self, names, fns, weights) -> None:
         super().__init__(name="loss")
         self.names, self.fns, self.weights, self.last = names, fns, weights, {}
 
@@ -866,7 +866,7 @@ class _OutputLosses(_losses_module().Loss):
 class _OutputMetric(_metrics_module().Metric):
     """A metric of one output of a model of several: reads that output of ``y_true`` and ``y_pred``."""
 
-    def __init__(self, metric, output, key, name):
+    def __init__(self, metric, output, key, name) -> None:
         super().__init__(name=name)
         self.metric, self.output, self.key = metric, output, key
         self._variables = metric._variables
@@ -887,7 +887,7 @@ class _OutputMetric(_metrics_module().Metric):
 class _OutputLossTracker(_metrics_module().Metric):
     """``<output>_loss``: the mean of one output's (unweighted) loss over the batches, as Keras 3 logs it."""
 
-    def __init__(self, losses, output, mean):
+    def __init__(self, losses, output, mean) -> None:
         super().__init__(name=mean.name)
         self.losses, self.output, self.mean = losses, output, mean
         self._variables = mean._variables

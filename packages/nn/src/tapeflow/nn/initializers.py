@@ -98,7 +98,7 @@ class Constant(Initializer):
     [3.0, 3.0]
     """
 
-    def __init__(self, value=0.0):
+    def __init__(self, value=0.0) -> None:
         self.value = value
 
     def __call__(self, shape, dtype=None):
@@ -117,7 +117,7 @@ class RandomUniform(Initializer):
     True
     """
 
-    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None) -> None:
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None):
@@ -136,7 +136,7 @@ class RandomNormal(Initializer):
     True
     """
 
-    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None) -> None:
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None):
@@ -155,7 +155,7 @@ class TruncatedNormal(Initializer):
     True
     """
 
-    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+    def __init__(self, mean=0.0, stddev=0.05, seed=None) -> None:
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None):
@@ -191,7 +191,7 @@ class VarianceScaling(Initializer):
     True
     """
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None) -> None:
         if scale <= 0.0:
             raise ValueError(f"scale must be positive, got {scale}")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
@@ -231,7 +231,7 @@ class GlorotUniform(VarianceScaling):
     True
     """
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         super().__init__(1.0, "fan_avg", "uniform", seed)
 
     def get_config(self):
@@ -246,7 +246,7 @@ class GlorotNormal(VarianceScaling):
     TensorShape([4, 4])
     """
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         super().__init__(1.0, "fan_avg", "truncated_normal", seed)
 
     def get_config(self):
@@ -262,7 +262,7 @@ class HeUniform(VarianceScaling):
     True
     """
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         super().__init__(2.0, "fan_in", "uniform", seed)
 
     def get_config(self):
@@ -277,7 +277,7 @@ class HeNormal(VarianceScaling):
     TensorShape([4, 4])
     """
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         super().__init__(2.0, "fan_in", "truncated_normal", seed)
 
     def get_config(self):
@@ -292,7 +292,7 @@ class LecunUniform(VarianceScaling):
     TensorShape([4, 4])
     """
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         super().__init__(1.0, "fan_in", "uniform", seed)
 
     def get_config(self):
@@ -307,7 +307,7 @@ class LecunNormal(VarianceScaling):
     TensorShape([4, 4])
     """
 
-    def __init__(self, seed=None):
+    def __init__(self, seed=None) -> None:
         super().__init__(1.0, "fan_in", "truncated_normal", seed)
 
     def get_config(self):
@@ -329,7 +329,7 @@ class Orthogonal(Initializer):
     True
     """
 
-    def __init__(self, gain=1.0, seed=None):
+    def __init__(self, gain=1.0, seed=None) -> None:
         self.gain, self.seed = gain, seed
 
     def __call__(self, shape, dtype=None):

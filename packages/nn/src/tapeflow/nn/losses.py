@@ -515,7 +515,7 @@ msle = MSLE = mean_squared_logarithmic_error
 
 # ---- TensorFlow 1 spellings used by the seeds: scalar means -------------------------------
 
-def sparse_softmax_cross_entropy(labels, logits, weights=1.0):
+def sparse_softmax_cross_entropy(labels, logits, weights=1.0) -> Tensor:
     """The mean over examples of -log softmax(logits)[labels] (``tf.losses.sparse_softmax_cross_entropy``).
 
     >>> import tapeflow as tf
@@ -696,7 +696,7 @@ class Loss(ConfigFromInit):
     1.5
     """
 
-    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None) -> None:
         self.reduction = _reduction(reduction, type(self).__name__)
         self.name = name or _snake(type(self).__name__)
         self._dtype_arg = dtype
@@ -728,7 +728,7 @@ class LossFunctionWrapper(Loss):
     3.0
     """
 
-    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
+    def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs) -> None:
         if not callable(fn):
             raise TypeError(f"LossFunctionWrapper: fn must be a function, got {type(fn).__name__}")
         super().__init__(name=name or getattr(fn, "__name__", None), reduction=reduction, dtype=dtype)
@@ -746,7 +746,7 @@ class MeanSquaredError(LossFunctionWrapper):
     0.5
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_error", dtype=None) -> None:
         super().__init__(mean_squared_error, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -758,7 +758,7 @@ class MeanAbsoluteError(LossFunctionWrapper):
     0.5
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_error", dtype=None) -> None:
         super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -770,7 +770,7 @@ class MeanAbsolutePercentageError(LossFunctionWrapper):
     25.0
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_absolute_percentage_error", dtype=None) -> None:
         super().__init__(mean_absolute_percentage_error, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -782,7 +782,7 @@ class MeanSquaredLogarithmicError(LossFunctionWrapper):
     0.2402
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_logarithmic_error", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="mean_squared_logarithmic_error", dtype=None) -> None:
         super().__init__(mean_squared_logarithmic_error, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -794,7 +794,7 @@ class CosineSimilarity(LossFunctionWrapper):
     -0.5
     """
 
-    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity", dtype=None):
+    def __init__(self, axis=-1, reduction="sum_over_batch_size", name="cosine_similarity", dtype=None) -> None:
         super().__init__(cosine_similarity, reduction=reduction, name=name, dtype=dtype, axis=axis)
 
 
@@ -806,7 +806,7 @@ class Huber(LossFunctionWrapper):
     0.155
     """
 
-    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss", dtype=None):
+    def __init__(self, delta=1.0, reduction="sum_over_batch_size", name="huber_loss", dtype=None) -> None:
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=float(delta))
 
 
@@ -818,7 +818,7 @@ class LogCosh(LossFunctionWrapper):
     0.2169
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="log_cosh", dtype=None) -> None:
         super().__init__(log_cosh, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -830,7 +830,7 @@ class Hinge(LossFunctionWrapper):
     0.25
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="hinge", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="hinge", dtype=None) -> None:
         super().__init__(hinge, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -842,7 +842,7 @@ class SquaredHinge(LossFunctionWrapper):
     0.125
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="squared_hinge", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="squared_hinge", dtype=None) -> None:
         super().__init__(squared_hinge, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -854,7 +854,7 @@ class CategoricalHinge(LossFunctionWrapper):
     1.2
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="categorical_hinge", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="categorical_hinge", dtype=None) -> None:
         super().__init__(categorical_hinge, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -866,7 +866,7 @@ class KLDivergence(LossFunctionWrapper):
     0.1438
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="kl_divergence", dtype=None) -> None:
         super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -878,7 +878,7 @@ class Poisson(LossFunctionWrapper):
     1.0
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="poisson", dtype=None) -> None:
         super().__init__(poisson, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -891,7 +891,7 @@ class BinaryCrossentropy(LossFunctionWrapper):
     """
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
-                 name="binary_crossentropy", dtype=None):
+                 name="binary_crossentropy", dtype=None) -> None:
         super().__init__(binary_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=bool(from_logits), label_smoothing=float(label_smoothing), axis=axis)
         self.from_logits, self.label_smoothing, self.axis = bool(from_logits), float(label_smoothing), axis
@@ -906,7 +906,7 @@ class BinaryFocalCrossentropy(LossFunctionWrapper):
     """
 
     def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
-                 axis=-1, reduction="sum_over_batch_size", name="binary_focal_crossentropy", dtype=None):
+                 axis=-1, reduction="sum_over_batch_size", name="binary_focal_crossentropy", dtype=None) -> None:
         super().__init__(binary_focal_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          apply_class_balancing=bool(apply_class_balancing), alpha=float(alpha), gamma=float(gamma),
                          from_logits=bool(from_logits), label_smoothing=float(label_smoothing), axis=axis)
@@ -924,7 +924,7 @@ class CategoricalCrossentropy(LossFunctionWrapper):
     """
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction="sum_over_batch_size",
-                 name="categorical_crossentropy", dtype=None):
+                 name="categorical_crossentropy", dtype=None) -> None:
         super().__init__(categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=bool(from_logits), label_smoothing=float(label_smoothing), axis=axis)
         self.from_logits, self.label_smoothing, self.axis = bool(from_logits), float(label_smoothing), axis
@@ -939,7 +939,7 @@ class CategoricalFocalCrossentropy(LossFunctionWrapper):
     """
 
     def __init__(self, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1,
-                 reduction="sum_over_batch_size", name="categorical_focal_crossentropy", dtype=None):
+                 reduction="sum_over_batch_size", name="categorical_focal_crossentropy", dtype=None) -> None:
         super().__init__(categorical_focal_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          alpha=float(alpha), gamma=float(gamma), from_logits=bool(from_logits),
                          label_smoothing=float(label_smoothing), axis=axis)
@@ -957,7 +957,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
     """
 
     def __init__(self, from_logits=False, ignore_class=None, reduction="sum_over_batch_size", axis=-1,
-                 name="sparse_categorical_crossentropy", dtype=None):
+                 name="sparse_categorical_crossentropy", dtype=None) -> None:
         super().__init__(sparse_categorical_crossentropy, reduction=reduction, name=name, dtype=dtype,
                          from_logits=bool(from_logits), ignore_class=ignore_class, axis=axis)
         self.from_logits, self.ignore_class, self.axis = bool(from_logits), ignore_class, axis
@@ -971,7 +971,7 @@ class CTC(LossFunctionWrapper):
     0.2877
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="ctc", dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="ctc", dtype=None) -> None:
         super().__init__(ctc, reduction=reduction, name=name, dtype=dtype)
 
 
@@ -983,7 +983,7 @@ class Dice(LossFunctionWrapper):
     0.5
     """
 
-    def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None):
+    def __init__(self, reduction="sum_over_batch_size", name="dice", axis=None, dtype=None) -> None:
         super().__init__(dice, reduction=reduction, name=name, dtype=dtype, axis=axis)
         self.axis = axis
 
@@ -996,7 +996,8 @@ class Tversky(LossFunctionWrapper):
     0.5
     """
 
-    def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky", axis=None, dtype=None):
+    def __init__(self, alpha=0.5, beta=0.5, reduction="sum_over_batch_size", name="tversky", axis=None,
+                 dtype=None) -> None:
         super().__init__(tversky, reduction=reduction, name=name, dtype=dtype, alpha=float(alpha), beta=float(beta),
                          axis=axis)
         self.alpha, self.beta, self.axis = float(alpha), float(beta), axis
@@ -1013,7 +1014,7 @@ class Circle(LossFunctionWrapper):
     """
 
     def __init__(self, gamma=80.0, margin=0.4, remove_diagonal=True, reduction="sum_over_batch_size", name="circle",
-                 dtype=None):
+                 dtype=None) -> None:
         super().__init__(circle, reduction=reduction, name=name, dtype=dtype, gamma=float(gamma),
                          margin=float(margin), remove_diagonal=bool(remove_diagonal))
         self.gamma, self.margin, self.remove_diagonal = float(gamma), float(margin), bool(remove_diagonal)
@@ -1028,7 +1029,7 @@ class CategoricalGeneralizedCrossEntropy(LossFunctionWrapper):
     """
 
     def __init__(self, q=0.5, reduction="sum_over_batch_size", name="categorical_generalized_cross_entropy",
-                 dtype=None):
+                 dtype=None) -> None:
         if not 0 < q < 1:
             raise InvalidArgumentError(f"q must be in the interval (0, 1), got {q!r}",
                                        "CategoricalGeneralizedCrossEntropy")

@@ -70,7 +70,7 @@ class Metric(_losses.ConfigFromInit):
     (3.0, 3.0)
     """
 
-    def __init__(self, name=None, dtype=None):
+    def __init__(self, name=None, dtype=None) -> None:
         self.name = name or _snake(type(self).__name__)
         self.dtype = K.float32 if dtype is None else dtype
         self._variables = []
@@ -91,7 +91,7 @@ class Metric(_losses.ConfigFromInit):
     def variables(self):
         return list(self._variables)
 
-    def reset_state(self):
+    def reset_state(self) -> None:
         """Set every state variable back to its initial value."""
         for v in self._variables:
             v.assign(v._metric_init(tuple(v.shape), v.dtype))
@@ -101,7 +101,7 @@ class Metric(_losses.ConfigFromInit):
     def update_state(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__} must define update_state")
 
-    def result(self):
+    def result(self) -> Tensor:
         raise TypeError(f"{type(self).__name__} must define result")
 
     def __call__(self, *args, **kwargs):
@@ -123,7 +123,7 @@ def _examples(values):
 
 
 class Reduce(Metric):
-    def __init__(self, reduction, name=None, dtype=None):
+    def __init__(self, reduction, name=None, dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         self._reduction = reduction
         self.total = self.add_variable((), name="total")
@@ -169,7 +169,7 @@ class Reduce(Metric):
         if self.count is not None:
             self.count.assign_add(K.reduce_sum(w))
 
-    def result(self):
+    def result(self) -> Tensor:
         if self.count is None:
             return K.identity(self.total.read_value())
         return K.div_no_nan(self.total.read_value(), self.count.read_value())
@@ -184,7 +184,7 @@ class Mean(Reduce):
     1.0
     """
 
-    def __init__(self, name="mean", dtype=None):
+    def __init__(self, name="mean", dtype=None) -> None:
         super().__init__("mean", name=name, dtype=dtype)
 
 
@@ -196,7 +196,7 @@ class Sum(Reduce):
     4.0
     """
 
-    def __init__(self, name="sum", dtype=None):
+    def __init__(self, name="sum", dtype=None) -> None:
         super().__init__("sum", name=name, dtype=dtype)
 
 
@@ -209,7 +209,7 @@ class MeanMetricWrapper(Mean):
     2.0
     """
 
-    def __init__(self, fn, name=None, dtype=None, **kwargs):
+    def __init__(self, fn, name=None, dtype=None, **kwargs) -> None:
         super().__init__(name=name or fn.__name__, dtype=dtype)
         self._fn, self._fn_kwargs = fn, kwargs
 
@@ -292,7 +292,7 @@ class Accuracy(MeanMetricWrapper):
     0.75
     """
 
-    def __init__(self, name="accuracy", dtype=None):
+    def __init__(self, name="accuracy", dtype=None) -> None:
         super().__init__(accuracy, name=name, dtype=dtype)
 
 
@@ -304,7 +304,7 @@ class BinaryAccuracy(MeanMetricWrapper):
     0.75
     """
 
-    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5) -> None:
         super().__init__(binary_accuracy, name=name, dtype=dtype, threshold=threshold)
 
 
@@ -316,7 +316,7 @@ class CategoricalAccuracy(MeanMetricWrapper):
     0.5
     """
 
-    def __init__(self, name="categorical_accuracy", dtype=None):
+    def __init__(self, name="categorical_accuracy", dtype=None) -> None:
         super().__init__(categorical_accuracy, name=name, dtype=dtype)
 
 
@@ -328,7 +328,7 @@ class SparseCategoricalAccuracy(MeanMetricWrapper):
     0.5
     """
 
-    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None) -> None:
         super().__init__(sparse_categorical_accuracy, name=name, dtype=dtype)
 
 
@@ -340,7 +340,7 @@ class MeanSquaredError(MeanMetricWrapper):
     0.25
     """
 
-    def __init__(self, name="mean_squared_error", dtype=None):
+    def __init__(self, name="mean_squared_error", dtype=None) -> None:
         super().__init__(_losses.mean_squared_error, name=name, dtype=dtype)
 
 
@@ -352,7 +352,7 @@ class MeanAbsoluteError(MeanMetricWrapper):
     0.25
     """
 
-    def __init__(self, name="mean_absolute_error", dtype=None):
+    def __init__(self, name="mean_absolute_error", dtype=None) -> None:
         super().__init__(_losses.mean_absolute_error, name=name, dtype=dtype)
 
 
@@ -364,7 +364,7 @@ class MeanAbsolutePercentageError(MeanMetricWrapper):
     25.0
     """
 
-    def __init__(self, name="mean_absolute_percentage_error", dtype=None):
+    def __init__(self, name="mean_absolute_percentage_error", dtype=None) -> None:
         super().__init__(_losses.mean_absolute_percentage_error, name=name, dtype=dtype)
 
 
@@ -376,7 +376,7 @@ class MeanSquaredLogarithmicError(MeanMetricWrapper):
     0.2402
     """
 
-    def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
+    def __init__(self, name="mean_squared_logarithmic_error", dtype=None) -> None:
         super().__init__(_losses.mean_squared_logarithmic_error, name=name, dtype=dtype)
 
 
@@ -388,7 +388,7 @@ class RootMeanSquaredError(Mean):
     0.5
     """
 
-    def __init__(self, name="root_mean_squared_error", dtype=None):
+    def __init__(self, name="root_mean_squared_error", dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
@@ -417,7 +417,7 @@ class CosineSimilarity(MeanMetricWrapper):
     0.5
     """
 
-    def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
+    def __init__(self, name="cosine_similarity", dtype=None, axis=-1) -> None:
         super().__init__(cosine_similarity, name=name, dtype=dtype, axis=axis)
 
 
@@ -429,7 +429,7 @@ class LogCoshError(MeanMetricWrapper):
     0.2169
     """
 
-    def __init__(self, name="logcosh", dtype=None):
+    def __init__(self, name="logcosh", dtype=None) -> None:
         super().__init__(_losses.log_cosh, name=name, dtype=dtype)
 
 
@@ -441,7 +441,7 @@ class KLDivergence(MeanMetricWrapper):
     0.1438
     """
 
-    def __init__(self, name="kl_divergence", dtype=None):
+    def __init__(self, name="kl_divergence", dtype=None) -> None:
         super().__init__(_losses.kl_divergence, name=name, dtype=dtype)
 
 
@@ -453,7 +453,7 @@ class Poisson(MeanMetricWrapper):
     1.0
     """
 
-    def __init__(self, name="poisson", dtype=None):
+    def __init__(self, name="poisson", dtype=None) -> None:
         super().__init__(_losses.poisson, name=name, dtype=dtype)
 
 
@@ -465,7 +465,7 @@ class BinaryCrossentropy(MeanMetricWrapper):
     0.5108
     """
 
-    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0):
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0) -> None:
         super().__init__(_losses.binary_crossentropy, name=name, dtype=dtype, from_logits=bool(from_logits),
                          label_smoothing=float(label_smoothing))
 
@@ -479,7 +479,8 @@ class CategoricalCrossentropy(MeanMetricWrapper):
     1.177
     """
 
-    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0, axis=-1):
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0,
+                 axis=-1) -> None:
         super().__init__(_losses.categorical_crossentropy, name=name, dtype=dtype, from_logits=bool(from_logits),
                          label_smoothing=float(label_smoothing), axis=axis)
 
@@ -493,7 +494,7 @@ class SparseCategoricalCrossentropy(MeanMetricWrapper):
     """
 
     def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False, ignore_class=None,
-                 axis=-1):
+                 axis=-1) -> None:
         super().__init__(_losses.sparse_categorical_crossentropy, name=name, dtype=dtype,
                          from_logits=bool(from_logits), ignore_class=ignore_class, axis=axis)
 
@@ -506,7 +507,7 @@ class Hinge(MeanMetricWrapper):
     0.25
     """
 
-    def __init__(self, name="hinge", dtype=None):
+    def __init__(self, name="hinge", dtype=None) -> None:
         super().__init__(_losses.hinge, name=name, dtype=dtype)
 
 
@@ -518,7 +519,7 @@ class SquaredHinge(MeanMetricWrapper):
     0.125
     """
 
-    def __init__(self, name="squared_hinge", dtype=None):
+    def __init__(self, name="squared_hinge", dtype=None) -> None:
         super().__init__(_losses.squared_hinge, name=name, dtype=dtype)
 
 
@@ -530,7 +531,7 @@ class CategoricalHinge(MeanMetricWrapper):
     1.2
     """
 
-    def __init__(self, name="categorical_hinge", dtype=None):
+    def __init__(self, name="categorical_hinge", dtype=None) -> None:
         super().__init__(_losses.categorical_hinge, name=name, dtype=dtype)
 
 
@@ -593,7 +594,7 @@ class TopKCategoricalAccuracy(MeanMetricWrapper):
     0.5
     """
 
-    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None) -> None:
         super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=_args.integer(k, "k", self, lo=1))
         self.k = int(k)
 
@@ -606,7 +607,7 @@ class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
     0.5
     """
 
-    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None, from_sorted_ids=False):
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None, from_sorted_ids=False) -> None:
         super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype,
                          k=_args.integer(k, "k", self, lo=1), from_sorted_ids=bool(from_sorted_ids))
         self.k, self.from_sorted_ids = int(k), bool(from_sorted_ids)
@@ -652,7 +653,7 @@ class PearsonCorrelation(MeanMetricWrapper):
     0.9934
     """
 
-    def __init__(self, name="pearson_correlation", dtype=None, axis=-1):
+    def __init__(self, name="pearson_correlation", dtype=None, axis=-1) -> None:
         super().__init__(pearson_correlation, name=name, dtype=dtype, axis=axis)
         self.axis = axis
 
@@ -665,7 +666,7 @@ class ConcordanceCorrelation(MeanMetricWrapper):
     1.0
     """
 
-    def __init__(self, name="concordance_correlation", dtype=None, axis=-1):
+    def __init__(self, name="concordance_correlation", dtype=None, axis=-1) -> None:
         super().__init__(concordance_correlation, name=name, dtype=dtype, axis=axis)
         self.axis = axis
 
@@ -680,7 +681,7 @@ class R2Score(Metric):
     0.5
     """
 
-    def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
+    def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         if class_aggregation not in (None, "uniform_average", "variance_weighted_average"):
             raise InvalidArgumentError("class_aggregation must be None, 'uniform_average' or "
@@ -748,7 +749,7 @@ class FBetaScore(Metric):
     [0.5556, 1.0]
     """
 
-    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         if average not in (None, "micro", "macro", "weighted"):
             raise InvalidArgumentError(f"average must be None, 'micro', 'macro' or 'weighted', got {average!r}",
@@ -824,7 +825,7 @@ class F1Score(FBetaScore):
     0.8
     """
 
-    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None) -> None:
         super().__init__(average=average, beta=1.0, threshold=threshold, name=name, dtype=dtype)
 
 
@@ -834,7 +835,7 @@ class _IoUBase(Metric):
     """A confusion matrix over ``num_classes`` classes (rows: labels, columns: predictions)."""
 
     def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True, sparse_y_pred=True,
-                 axis=-1):
+                 axis=-1) -> None:
         super().__init__(name=name, dtype=K.float32)
         self._int_weights = dtype is None or K.as_dtype(dtype).is_integer  # Keras counts in ints by default
         self.num_classes = _args.integer(num_classes, "num_classes", self, lo=1)
@@ -879,7 +880,7 @@ class IoU(_IoUBase):
     """
 
     def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_true=True,
-                 sparse_y_pred=True, axis=-1):
+                 sparse_y_pred=True, axis=-1) -> None:
         super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class, sparse_y_true=sparse_y_true,
                          sparse_y_pred=sparse_y_pred, axis=axis)
         ids = [int(i) for i in target_class_ids]
@@ -909,7 +910,7 @@ class BinaryIoU(IoU):
     0.5
     """
 
-    def __init__(self, target_class_ids=(0, 1), threshold=0.5, name=None, dtype=None):
+    def __init__(self, target_class_ids=(0, 1), threshold=0.5, name=None, dtype=None) -> None:
         super().__init__(num_classes=2, target_class_ids=target_class_ids, name=name, dtype=dtype)
         self.threshold = float(threshold)
 
@@ -927,7 +928,7 @@ class MeanIoU(IoU):
     """
 
     def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_true=True, sparse_y_pred=True,
-                 axis=-1):
+                 axis=-1) -> None:
         super().__init__(num_classes, list(range(num_classes)), name=name, dtype=dtype, ignore_class=ignore_class,
                          sparse_y_true=sparse_y_true, sparse_y_pred=sparse_y_pred, axis=axis)
 
@@ -942,7 +943,7 @@ class OneHotIoU(IoU):
     """
 
     def __init__(self, num_classes, target_class_ids, name=None, dtype=None, ignore_class=None, sparse_y_pred=False,
-                 axis=-1):
+                 axis=-1) -> None:
         super().__init__(num_classes, target_class_ids, name=name, dtype=dtype, ignore_class=ignore_class,
                          sparse_y_true=False, sparse_y_pred=sparse_y_pred, axis=axis)
 
@@ -956,7 +957,7 @@ class OneHotMeanIoU(MeanIoU):
     0.5
     """
 
-    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_pred=False, axis=-1):
+    def __init__(self, num_classes, name=None, dtype=None, ignore_class=None, sparse_y_pred=False, axis=-1) -> None:
         super().__init__(num_classes, name=name, dtype=dtype, ignore_class=ignore_class, sparse_y_true=False,
                          sparse_y_pred=sparse_y_pred, axis=axis)
 
@@ -1065,7 +1066,7 @@ def _thresholds(t, default=0.5, owner="Metric"):
 class _Count(_Confusion):
     _kind = ""
 
-    def __init__(self, thresholds=None, name=None, dtype=None):
+    def __init__(self, thresholds=None, name=None, dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         self._setup(_thresholds(thresholds, owner=type(self).__name__), (self._kind,))
         self.accumulator = getattr(self, self._kind)
@@ -1130,7 +1131,7 @@ class Precision(_Confusion):
     0.6666666865348816
     """
 
-    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         self.top_k = _args.integer(top_k, "top_k", self, lo=1, none_ok=True)
         self.class_id = _args.integer(class_id, "class_id", self, lo=0, none_ok=True)
@@ -1154,7 +1155,7 @@ class Recall(_Confusion):
     0.6666666865348816
     """
 
-    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         self.top_k = _args.integer(top_k, "top_k", self, lo=1, none_ok=True)
         self.class_id = _args.integer(class_id, "class_id", self, lo=0, none_ok=True)
@@ -1173,7 +1174,7 @@ class _AtConstraint(_Confusion):
     """Counts at ``num_thresholds`` evenly spaced thresholds over [0, 1]; the result is the best
     ``dependent`` rate among thresholds whose ``constrained`` rate reaches ``value``."""
 
-    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
         self.num_thresholds = _args.integer(num_thresholds, "num_thresholds", self, lo=1)
         self.class_id = _args.integer(class_id, "class_id", self, lo=0, none_ok=True)
@@ -1214,7 +1215,7 @@ class SensitivityAtSpecificity(_AtConstraint):
     0.5
     """
 
-    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None) -> None:
         self.specificity = _unit(specificity, "specificity", type(self).__name__)
         super().__init__(specificity, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
@@ -1230,7 +1231,7 @@ class SpecificityAtSensitivity(_AtConstraint):
     0.6667
     """
 
-    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None) -> None:
         self.sensitivity = _unit(sensitivity, "sensitivity", type(self).__name__)
         super().__init__(sensitivity, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
@@ -1246,7 +1247,7 @@ class PrecisionAtRecall(_AtConstraint):
     0.5
     """
 
-    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None) -> None:
         self.recall = _unit(recall, "recall", type(self).__name__)
         super().__init__(recall, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
@@ -1262,7 +1263,7 @@ class RecallAtPrecision(_AtConstraint):
     0.5
     """
 
-    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None) -> None:
         self.precision = _unit(precision, "precision", type(self).__name__)
         super().__init__(precision, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
@@ -1284,7 +1285,7 @@ class AUC(_Confusion):
     """
 
     def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
-                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
+                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False) -> None:
         super().__init__(name=name, dtype=dtype)
         curve = {"roc": "ROC", "pr": "PR", "prgain": "PRGAIN"}.get(str(curve).lower())
         if curve is None:

@@ -45,7 +45,7 @@ class DTypePolicy:
     ('mixed_bfloat16', 'bfloat16', 'float32')
     """
 
-    def __init__(self, name=None):
+    def __init__(self, name=None) -> None:
         if name is None:
             name = global_policy().name
         if isinstance(name, DTypePolicy):
@@ -215,7 +215,7 @@ class LossScaleOptimizer(Optimizer):
     _needs_eager_step = True  # the skip on non-finite gradients is a Python branch
 
     def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000, name=None,
-                 **kwargs):
+                 **kwargs) -> None:
         if not kwargs.pop("dynamic", True):
             raise ValueError("LossScaleOptimizer no longer supports `dynamic=False`; set the scale on the "
                              "inner optimizer instead")

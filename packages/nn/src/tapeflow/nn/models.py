@@ -70,7 +70,7 @@ class Model(Layer):
             return object.__new__(Functional)
         return object.__new__(cls)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, **kwargs) -> None:
         if args or "inputs" in kwargs or "outputs" in kwargs:
             from .functional import Functional, functional_class
 
@@ -92,7 +92,7 @@ class Model(Layer):
         d["_loss_tracker"] = None
 
     # -- building -------------------------------------------------------------------------------
-    def build(self, input_shape=None):
+    def build(self, input_shape=None) -> None:
         """Create the weights by running ``call`` once on zeros of ``input_shape`` (unknown sizes as 1)."""
         if input_shape is None:
             raise ValueError(f'model "{self.name}" needs an input shape to build, e.g. build((None, 784))')
@@ -175,7 +175,8 @@ class Model(Layer):
             rows.append((f"{layer.name} ({type(layer).__name__})", shown, _count(layer.weights)))
         return rows
 
-    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False, show_trainable=False):
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False) -> None:
         """Print each layer with its output shape and parameter count, then the totals (as Keras).
 
         >>> import tapeflow as tf
@@ -342,7 +343,7 @@ class Model(Layer):
         return {m.name: float(m.result()) for m in self.metrics}
 
     # -- steps -------------------------------------------------------------------------------------
-    def train_step(self, data):
+    def train_step(self, data) -> dict[str, Any]:
         """One optimization step on a batch ``data`` = (x, y) or (x, y, sample_weight); returns the logs."""
         from tapeflow.autodiff import GradientTape
 
@@ -358,7 +359,7 @@ class Model(Layer):
         self._update_metrics(loss, y, y_pred, sw, _batch_size(x))
         return self.metrics
 
-    def test_step(self, data):
+    def test_step(self, data) -> dict[str, Any]:
         """Loss and metrics on a batch without training; returns the metrics."""
         x, y, sw = unpack(data)
         with pause_all():
@@ -679,7 +680,7 @@ class Model(Layer):
         return checkpoint.restore_into(self, filepath, on_missing="warn" if skip_mismatch else "raise",
                                        skip_mismatch=bool(skip_mismatch))
 
-    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs) -> None:
         """Write the whole model to a ``.keras`` file: a zip of ``config.json`` (the architecture and the
         compile arguments), ``metadata.json`` and ``model.weights.safetensors`` (written atomically).
         ``tf.keras.models.load_model`` rebuilds it.
@@ -771,7 +772,7 @@ class Sequential(Model):
     (True, [(784, 10), (10,), (10, 10), (10,)])
     """
 
-    def __init__(self, layers=None, name=None, trainable=True):
+    def __init__(self, layers=None, name=None, trainable=True) -> None:
         super().__init__(name=name, trainable=trainable)
         self.__dict__["_layer_list"] = []
         self.__dict__["_input_layer"] = None
@@ -872,7 +873,7 @@ class Sequential(Model):
             if isinstance(v, Variable):
                 yield k, v
 
-    def build(self, input_shape=None):
+    def build(self, input_shape=None) -> None:
         """Build every layer by passing shapes through them (no data runs)."""
         if input_shape is None:
             raise ValueError(f'Sequential model "{self.name}" needs an input shape to build, e.g. build((None, 784))')
@@ -952,7 +953,7 @@ class _SymGraph:
 
     __slots__ = ("key", "input_layer", "inputs", "outputs")
 
-    def __init__(self, key, input_layer, inputs, outputs):
+    def __init__(self, key, input_layer, inputs, outputs) -> None:
         self.key, self.input_layer, self.inputs, self.outputs = key, input_layer, inputs, outputs
 
 
@@ -1097,7 +1098,7 @@ def _several_outputs_loss(loss) -> bool:
 class _WeightedLoss:
     """A single output's loss times ``compile(loss_weights=...)`` (a number, or a list or dict of one)."""
 
-    def __init__(self, loss, loss_weights):
+    def __init__(self, loss, loss_weights) -> None:
         if loss is None:
             raise ValueError("compile: loss_weights was given without a loss")
         w = loss_weights
@@ -1266,7 +1267,7 @@ class DataAdapter:
     warning.  ``class_weight`` turns each batch's ``y`` into sample weights.
     """
 
-    def __init__(self, x, y, sample_weight, batch_size, steps, shuffle=False, seed=None, class_weight=None):
+    def __init__(self, x, y, sample_weight, batch_size, steps, shuffle=False, seed=None, class_weight=None) -> None:
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1):
             raise ValueError(f"steps={steps!r}; allowed: a positive int or None")
         if shuffle not in (True, False, "batch") and not isinstance(shuffle, (np.bool_,)):

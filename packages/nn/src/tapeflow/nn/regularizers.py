@@ -45,7 +45,7 @@ class L1L2(Regularizer):
     8.0
     """
 
-    def __init__(self, l1=0.0, l2=0.0):
+    def __init__(self, l1=0.0, l2=0.0) -> None:
         self.l1, self.l2 = float(l1), float(l2)
 
     def __call__(self, x):
@@ -69,7 +69,7 @@ class L1(L1L2):
     0.30000001192092896
     """
 
-    def __init__(self, l1=0.01):
+    def __init__(self, l1=0.01) -> None:
         super().__init__(l1=l1)
 
     def get_config(self):
@@ -84,7 +84,7 @@ class L2(L1L2):
     9.0
     """
 
-    def __init__(self, l2=0.01):
+    def __init__(self, l2=0.01) -> None:
         super().__init__(l2=l2)
 
     def get_config(self):

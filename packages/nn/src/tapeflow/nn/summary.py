@@ -96,7 +96,7 @@ class SummaryWriter:
     >>> w.close()
     """
 
-    def __init__(self, logdir, max_queue=10, flush_millis=120000, filename_suffix=""):
+    def __init__(self, logdir, max_queue=10, flush_millis=120000, filename_suffix="") -> None:
         (EventsWriter, event_pb2), _, _, _ = _tbx()
         self.logdir = os.fspath(logdir)
         os.makedirs(self.logdir, exist_ok=True)
@@ -141,13 +141,13 @@ class SummaryWriter:
         if self._pending >= self._max_queue or time.monotonic() - self._last_flush >= self._flush_secs:
             self.flush()
 
-    def flush(self):
+    def flush(self) -> None:
         """Write every pending event to disk."""
         if not self._closed:
             self._writer.flush()
             self._pending, self._last_flush = 0, time.monotonic()
 
-    def close(self):
+    def close(self) -> None:
         """Flush and close the event file."""
         if not self._closed:
             self._writer.close()
@@ -167,10 +167,10 @@ class _NoopWriter:
     def set_as_default(self, step=None):
         _DEFAULT[:] = [self]
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
-    def close(self):
+    def close(self) -> None:
         pass
 
     def init(self):
@@ -178,7 +178,7 @@ class _NoopWriter:
 
 
 def create_file_writer(logdir, max_queue=None, flush_millis=None, filename_suffix=None, name=None,
-                       experimental_trackable=False):
+                       experimental_trackable=False) -> SummaryWriter:
     """A SummaryWriter for ``logdir`` (the directory is created).
 
     >>> import tempfile

@@ -27,7 +27,7 @@ from .optimizers import SGD, Adam
 _GLOBAL_STEP = []
 
 
-def get_or_create_global_step():
+def get_or_create_global_step() -> Variable:
     """The process's global step counter (an int64 variable; ``apply_gradients(global_step=...)`` adds 1).
 
     >>> import tapeflow as tf
@@ -54,7 +54,7 @@ class GradientDescentOptimizer(SGD):
     0.5
     """
 
-    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent") -> None:
         super().__init__(learning_rate=learning_rate, name=name)
 
 
@@ -66,7 +66,7 @@ class MomentumOptimizer(SGD):
     0.9
     """
 
-    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum", use_nesterov=False):
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum", use_nesterov=False) -> None:
         super().__init__(learning_rate=learning_rate, momentum=momentum, nesterov=use_nesterov, name=name)
 
 
@@ -78,7 +78,8 @@ class AdamOptimizer(Adam):
     1e-08
     """
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="Adam"):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False,
+                 name="Adam") -> None:
         super().__init__(learning_rate=learning_rate, beta_1=beta1, beta_2=beta2, epsilon=epsilon, name=name)
 
 

@@ -145,7 +145,7 @@ def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncati
     return x
 
 
-def set_random_seed(seed):
+def set_random_seed(seed) -> None:
     """Seed Python's ``random``, NumPy's global generator and tapeflow's (``tf.random.set_seed``) at once,
     as ``keras.utils.set_random_seed`` does, so a program repeats exactly.
 
@@ -186,7 +186,7 @@ class PyDataset:
     2
     """
 
-    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10) -> None:
         if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers != 1:
             raise ValueError(f"PyDataset(workers={workers!r}): tapeflow loads batches in the training thread; "
                              "allowed: workers=1")

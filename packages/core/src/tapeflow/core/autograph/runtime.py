@@ -36,7 +36,7 @@ class Undefined:
 
     __slots__ = ("name",)
 
-    def __init__(self, name):
+    def __init__(self, name) -> None:
         self.name = name
 
     def __repr__(self):
@@ -474,7 +474,7 @@ class RangeSpec:
 
     __slots__ = ("start", "limit", "delta")
 
-    def __init__(self, start, limit, delta):
+    def __init__(self, start, limit, delta) -> None:
         self.start, self.limit, self.delta = start, limit, delta
 
 

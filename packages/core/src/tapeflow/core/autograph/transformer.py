@@ -34,7 +34,7 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 class ConversionSyntaxError(Exception):
     """A construct AutoGraph refuses at conversion time (``lineno``: where, ``hint``: what to write)."""
 
-    def __init__(self, message, lineno):
+    def __init__(self, message, lineno) -> None:
         super().__init__(message)
         self.lineno = lineno
 
@@ -179,7 +179,7 @@ def _rewrite_conditional_returns(stmts):
 
 
 class _Lowering:
-    def __init__(self, counter):
+    def __init__(self, counter) -> None:
         self.counter = counter
 
     def _fresh(self, what):
@@ -327,7 +327,7 @@ def _live_stmt(s, out: set) -> set:
 # ---- pass 3: control flow ------------------------------------------------------------------------------
 
 class _ControlFlow(ast.NodeTransformer):
-    def __init__(self, counter, filename, globals_):
+    def __init__(self, counter, filename, globals_) -> None:
         self.counter = counter
         self.filename = filename
         self.globals = globals_       # names declared global in the function being converted
@@ -565,7 +565,7 @@ class _ListAppends(ast.NodeTransformer):
 class _SuperCalls(ast.NodeTransformer):
     """Zero-argument ``super()`` -> ``super(__class__, self)``: it keeps working inside generated functions."""
 
-    def __init__(self, first_arg):
+    def __init__(self, first_arg) -> None:
         self.first = first_arg
 
     def visit_FunctionDef(self, node):

@@ -52,7 +52,7 @@ class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype
     [2]
     """
 
-    def __new__(cls, shape, dtype, default_value=None):
+    def __new__(cls, shape, dtype, default_value=None) -> FixedLenFeature:
         return super().__new__(cls, _shape(shape), _dtype(dtype, "FixedLenFeature"), default_value)
 
 

@@ -132,7 +132,7 @@ class _Message:
 class _ListMessage(_Message):
     __slots__ = ("value",)
 
-    def __init__(self, value=()):
+    def __init__(self, value=()) -> None:
         self.value = []
         self.value.extend(self._check(v) for v in value)
 
@@ -252,7 +252,7 @@ class Feature(_Message):
 
     __slots__ = ("_kind", "_list")
 
-    def __init__(self, bytes_list=None, float_list=None, int64_list=None):
+    def __init__(self, bytes_list=None, float_list=None, int64_list=None) -> None:
         given = {k: v for k, v in (("bytes_list", bytes_list), ("float_list", float_list),
                                    ("int64_list", int64_list)) if v is not None}
         if len(given) > 1:
@@ -314,7 +314,7 @@ class Features(_Message):
 
     __slots__ = ("feature",)
 
-    def __init__(self, feature=None):
+    def __init__(self, feature=None) -> None:
         self.feature = {}
         for k, v in (feature or {}).items():
             if not isinstance(k, str):
@@ -362,7 +362,7 @@ class Example(_Message):
 
     __slots__ = ("_features",)
 
-    def __init__(self, features=None):
+    def __init__(self, features=None) -> None:
         if features is not None and not isinstance(features, Features):
             raise TypeError(f"Example.features must be a tf.train.Features, got {type(features).__name__}")
         self._features = features if features is not None else Features()
@@ -371,7 +371,7 @@ class Example(_Message):
     def features(self):
         return self._features
 
-    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+    def SerializeToString(self) -> bytes:  # noqa: N802 (protobuf's name)
         inner = self._features.SerializeToString()
         return _len_field(1, inner) if self._features.feature else b""
 

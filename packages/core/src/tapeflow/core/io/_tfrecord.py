@@ -82,7 +82,7 @@ class TFRecordOptions:
 
     def __init__(self, compression_type=None, flush_mode=None, input_buffer_size=None, output_buffer_size=None,
                  window_bits=None, compression_level=None, compression_method=None, mem_level=None,
-                 compression_strategy=None):
+                 compression_strategy=None) -> None:
         op = "TFRecordOptions"
         self.compression_type = compression_arg(compression_type, op)
         if compression_level is not None and (isinstance(compression_level, bool) or
@@ -128,7 +128,7 @@ class TFRecordWriter:
     [b'a', b'bc']
     """
 
-    def __init__(self, path, options=None):
+    def __init__(self, path, options=None) -> None:
         op = "TFRecordWriter"
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(f"path must be a str, bytes or path, got {type(path).__name__} [Op:{op}]")
@@ -196,7 +196,7 @@ def _record_bytes(record) -> bytes:
 
 
 class _ZlibStream:
-    def __init__(self, raw):
+    def __init__(self, raw) -> None:
         self._raw, self._z, self._buf, self._started = raw, zlib.decompressobj(), b"", False
 
     def read(self, n):

@@ -143,7 +143,7 @@ class FileStatistics:
 
     __slots__ = ("length", "mtime_nsec", "is_directory")
 
-    def __init__(self, length, mtime_nsec, is_directory):
+    def __init__(self, length, mtime_nsec, is_directory) -> None:
         self.length, self.mtime_nsec, self.is_directory = length, mtime_nsec, is_directory
 
     def __repr__(self):
@@ -204,7 +204,7 @@ class GFile:
     ('a\\n', b'a\\nb\\n')
     """
 
-    def __init__(self, name, mode="r"):
+    def __init__(self, name, mode="r") -> None:
         op = "GFile"
         if not isinstance(mode, str) or mode not in _MODES:
             raise InvalidArgumentError(f"mode = {mode!r}; allowed: {', '.join(_MODES)}", op)

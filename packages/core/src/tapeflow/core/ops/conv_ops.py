@@ -190,7 +190,7 @@ class _Plan:
 
     __slots__ = ("_geoms", "attrs", "nums", "shape", "size")
 
-    def __init__(self, shape, nums, attrs):
+    def __init__(self, shape, nums, attrs) -> None:
         self.shape, self.size, self.nums, self.attrs = shape, _size(shape), nums, attrs
         self._geoms = {}
 

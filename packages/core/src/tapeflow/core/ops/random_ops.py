@@ -70,7 +70,7 @@ def philox_key(global_seed: int, op_seed: int) -> int:
 class _SeedState:
     """The process-wide seed state behind stateful random ops (see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.global_seed = None
         self.op_counter = 0
@@ -118,7 +118,7 @@ class LateStream:
 
     __slots__ = ("seed", "reserved")
 
-    def __init__(self, seed, reserved=None):
+    def __init__(self, seed, reserved=None) -> None:
         self.seed = seed
         self.reserved = reserved  # the op-seed counter the trace took, for the first run (as eager takes it)
 

@@ -998,7 +998,7 @@ class LookupTable:
                  "__weakref__")
 
     def __init__(self, keys, offset=0, num_oov=1, oov_start=0, mask_key=None, mask_value=0, invert=False,
-                 oov_key=None):
+                 oov_key=None) -> None:
         self.keys = list(keys)
         self.index = {k: i + offset for i, k in enumerate(self.keys)}
         self.offset, self.num_oov, self.oov_start = offset, num_oov, oov_start

@@ -26,7 +26,7 @@ class ReLU(_Elementwise):
     [0.0, 1.0, 2.0]
     """
 
-    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.max_value = A.number(max_value, "max_value", self, lo=0.0, none_ok=True)
         self.negative_slope = A.number(negative_slope, "negative_slope", self, lo=0.0)
@@ -58,7 +58,7 @@ class LeakyReLU(_Elementwise):
     [-1.0, 3.0]
     """
 
-    def __init__(self, negative_slope=0.3, **kwargs):
+    def __init__(self, negative_slope=0.3, **kwargs) -> None:
         if "alpha" in kwargs:
             negative_slope = kwargs.pop("alpha")
         super().__init__(**kwargs)
@@ -82,7 +82,7 @@ class PReLU(_Elementwise):
     """
 
     def __init__(self, alpha_initializer="Zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
-                 **kwargs):
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         A.lookups(self, alpha_initializer=alpha_initializer, alpha_regularizer=alpha_regularizer,
                   alpha_constraint=alpha_constraint)
@@ -127,7 +127,7 @@ class ELU(_Elementwise):
     -2.0
     """
 
-    def __init__(self, alpha=1.0, **kwargs):
+    def __init__(self, alpha=1.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.alpha = A.number(alpha, "alpha", self)
 
@@ -152,7 +152,7 @@ class Softmax(_Elementwise):
     [[0.5, 0.5, 0.0]]
     """
 
-    def __init__(self, axis=-1, **kwargs):
+    def __init__(self, axis=-1, **kwargs) -> None:
         super().__init__(**kwargs)
         if A._is_int(axis):
             self.axis = int(axis)

@@ -70,7 +70,7 @@ class Attention(_Seeded, Layer):
 
     supports_masking = True
 
-    def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, **kwargs):
+    def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.use_scale = A.boolean(use_scale, "use_scale", self)
         self.score_mode = A.choice(score_mode, "score_mode", self, ("dot", "concat"))
@@ -162,7 +162,7 @@ class MultiHeadAttention(_Seeded, Layer):
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,
                  attention_axes=None, kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, seed=None, **kwargs):
+                 bias_constraint=None, seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.num_heads = A.integer(num_heads, "num_heads", self, lo=1)
         self.key_dim = A.integer(key_dim, "key_dim", self, lo=1)

@@ -21,6 +21,7 @@ import functools
 import inspect
 import re
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class _Autocast(threading.local):
     """The dtype float variables of mixed-precision layers are read in now (inside such a layer's call;
     None elsewhere): nn/mixed_precision.py's AutoCastVariable reads it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.dtype = None
 
 
@@ -109,7 +110,7 @@ def unique_name(base: str) -> str:
     return base if n == 0 else f"{base}_{n}"
 
 
-def clear_session():
+def clear_session() -> None:
     """Reset layer name counters (``dense``, ``dense_1``...), as ``tf.keras.backend.clear_session``.
 
     >>> import tapeflow as tf
@@ -176,7 +177,7 @@ class InputSpec:
 
     __slots__ = ("ndim", "min_ndim", "max_ndim", "axes", "dtype", "shape", "_fast")
 
-    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None, axes=None):
+    def __init__(self, dtype=None, shape=None, ndim=None, max_ndim=None, min_ndim=None, axes=None) -> None:
         self.dtype, self.shape = dtype, shape
         self.ndim = len(shape) if shape is not None else ndim
         self.min_ndim, self.max_ndim, self.axes = min_ndim, max_ndim, dict(axes or {})
@@ -254,7 +255,7 @@ class Layer:
     """
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, batch_input_shape=None,
-                 input_dim=None, batch_size=None, autocast=True, **kwargs):
+                 input_dim=None, batch_size=None, autocast=True, **kwargs) -> None:
         if kwargs:
             raise TypeError(f"{type(self).__name__}() got unexpected keyword argument(s): "
                             f"{', '.join(sorted(kwargs))}")
@@ -309,7 +310,7 @@ class Layer:
     #: values (Embedding, CategoryEncoding, Lambda, Flatten, Reshape, ...), which keep integers as Keras does.
     _casts_ints = False
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         if "_casts_ints" not in cls.__dict__:
             cls._casts_ints = cls.__module__.startswith("tapeflow.nn.layers.") or \
@@ -674,7 +675,7 @@ class Layer:
             p.assign(t)
 
     # -- calling ----------------------------------------------------------------------------
-    def build(self, input_shape):
+    def build(self, input_shape) -> None:
         """Create the layer's weights for inputs of ``input_shape`` (override; the default creates none)."""
         self.__dict__["built"] = True
 
@@ -720,7 +721,7 @@ class Layer:
             self.build(shape)
         self.__dict__["built"] = True
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs) -> Any:
         if _KERAS_HISTORY and _has_keras_tensor(args, kwargs):  # a functional-API call on symbolic tensors
             from ..functional import symbolic_call
 
@@ -933,7 +934,7 @@ class InputLayer(Layer):
     """
 
     def __init__(self, input_shape=None, batch_size=None, dtype=None, name=None, shape=None, batch_shape=None,
-                 **kwargs):
+                 **kwargs) -> None:
         if shape is not None and input_shape is None:
             input_shape = shape
         for arg, v in (("input_shape", input_shape), ("batch_shape", batch_shape)):
@@ -960,7 +961,7 @@ class InputLayer(Layer):
 
 
 def Input(shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, name=None, tensor=None,
-          optional=False, ragged=None):
+          optional=False, ragged=None) -> Any:
     """A symbolic input (no value, a shape and a dtype) for the functional API, or to declare a
     ``Sequential`` model's input shape: see ``tapeflow.nn.functional.Input``.
 

@@ -34,7 +34,7 @@ def _out_len(n, k, s, d, padding):
 class _Pool2D(Layer):
     _op = None
 
-    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         _data_format(data_format, self)
         self.pool_size = _pair(pool_size, "pool_size", self)
@@ -85,7 +85,7 @@ class GlobalAveragePooling2D(Layer):
     [1.0, 1.0, 1.0, 1.0]
     """
 
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
+    def __init__(self, data_format=None, keepdims=False, **kwargs) -> None:
         super().__init__(**kwargs)
         _data_format(data_format, self)
         self.keepdims = A.boolean(keepdims, "keepdims", self)
@@ -115,7 +115,7 @@ class GlobalAveragePooling1D(Layer):
 
     supports_masking = True
 
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
+    def __init__(self, data_format=None, keepdims=False, **kwargs) -> None:
         super().__init__(**kwargs)
         _data_format(data_format, self)
         self.keepdims = A.boolean(keepdims, "keepdims", self)

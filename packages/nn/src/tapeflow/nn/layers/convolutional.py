@@ -120,7 +120,7 @@ class _Conv(Layer):
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
                  groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, **kwargs) -> None:
         super().__init__(**kwargs)
         r = self.rank
         self.filters = A.integer(filters, "filters", self, lo=1)
@@ -239,7 +239,7 @@ class Conv2D(_Conv):
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
                  dilation_rate=(1, 1), groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, **kwargs) -> None:
         super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
                          dilation_rate=dilation_rate, groups=groups, activation=activation, use_bias=use_bias,
                          kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
@@ -277,7 +277,7 @@ class Conv2DTranspose(Layer):
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.filters = A.integer(filters, "filters", self, lo=1)
         self.kernel_size = _tuple(kernel_size, "kernel_size", self, 2)
@@ -363,7 +363,7 @@ class DepthwiseConv2D(Layer):
     def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
                  dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
                  bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, **kwargs):
+                 activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.kernel_size = _tuple(kernel_size, "kernel_size", self, 2)
         self.strides = _tuple(strides, "strides", self, 2)
@@ -447,7 +447,7 @@ class SeparableConv2D(DepthwiseConv2D):
                  depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
                  pointwise_initializer="glorot_uniform", bias_initializer="zeros", depthwise_regularizer=None,
                  pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs) -> None:
         Layer.__init__(self, **kwargs)
         self.filters = A.integer(filters, "filters", self, lo=1)
         self.kernel_size = _tuple(kernel_size, "kernel_size", self, 2)

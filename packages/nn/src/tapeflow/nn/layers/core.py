@@ -29,7 +29,7 @@ class Dense(Layer):
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, **kwargs):
+                 bias_constraint=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.units = A.integer(units, "units", self, lo=1)
         self.activation = A.resolved(_act.get, activation, "activation", self)
@@ -88,7 +88,7 @@ class Activation(Layer):
     [[0.0, 1.0]]
     """
 
-    def __init__(self, activation, **kwargs):
+    def __init__(self, activation, **kwargs) -> None:
         super().__init__(**kwargs)
         self.activation = A.resolved(_act.get, activation, "activation", self)
 
@@ -118,7 +118,7 @@ class Dropout(Layer):
     [0.0, 2.0]
     """
 
-    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.rate = A.number(rate, "rate", self, lo=0.0, hi=1.0)
         self.seed = A.integer(seed, "seed", self, none_ok=True)
@@ -186,7 +186,7 @@ class Reshape(Layer):
 
     _casts_ints = False  # moves values
 
-    def __init__(self, target_shape, **kwargs):
+    def __init__(self, target_shape, **kwargs) -> None:
         super().__init__(**kwargs)
         if not isinstance(target_shape, (list, tuple)) or not all(A._is_int(d) for d in target_shape):
             raise TypeError(f"Reshape: target_shape must be a tuple of ints, got {target_shape!r}")
@@ -232,7 +232,7 @@ class Embedding(Layer):
     _casts_ints = False  # ids stay integers
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
-                 mask_zero=False, input_length=None, **kwargs):
+                 mask_zero=False, input_length=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.input_dim = A.integer(input_dim, "input_dim", self, lo=1)
         self.output_dim = A.integer(output_dim, "output_dim", self, lo=1)
@@ -291,7 +291,7 @@ class Masking(Layer):
 
     supports_masking = True
 
-    def __init__(self, mask_value=0.0, **kwargs):
+    def __init__(self, mask_value=0.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.mask_value = A.number(mask_value, "mask_value", self)
 
@@ -328,7 +328,7 @@ class Lambda(Layer):
 
     _casts_ints = False  # the function decides (Lambda(lambda x: tf.one_hot(x, 3)) takes ids)
 
-    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs) -> None:
         super().__init__(**kwargs)
         if not callable(function):
             raise A._type_error(self, "function", function, "a callable")

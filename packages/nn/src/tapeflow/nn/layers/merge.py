@@ -72,7 +72,7 @@ class _Merge(Layer):
         if not explicit:
             cls._casts_ints = False
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
 
     def build(self, input_shape):
@@ -240,7 +240,7 @@ class Concatenate(_Merge):
     TensorShape([2, 4])
     """
 
-    def __init__(self, axis=-1, **kwargs):
+    def __init__(self, axis=-1, **kwargs) -> None:
         super().__init__(**kwargs)
         self.axis = _A.integer(axis, "axis", self)
 
@@ -341,7 +341,7 @@ class Dot(_Merge):
 
     _min_inputs = 2
 
-    def __init__(self, axes, normalize=False, **kwargs):
+    def __init__(self, axes, normalize=False, **kwargs) -> None:
         super().__init__(**kwargs)
         if isinstance(axes, bool) or not isinstance(axes, (int, list, tuple)):
             raise _A._type_error(self, "axes", axes, "an int or a list of two ints")

@@ -47,7 +47,7 @@ class BatchNormalization(Layer):
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
-                 beta_regularizer=None, gamma_regularizer=None, **kwargs):
+                 beta_regularizer=None, gamma_regularizer=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.axis = _axis_arg(axis, self)
         self.momentum = A.number(momentum, "momentum", self, lo=0.0, hi=1.0)
@@ -161,7 +161,7 @@ class LayerNormalization(Layer):
     """
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, **kwargs):
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.axis, self.epsilon = _axis_arg(axis, self), A.number(epsilon, "epsilon", self, lo=0.0)
         self.center, self.scale = A.boolean(center, "center", self), A.boolean(scale, "scale", self)

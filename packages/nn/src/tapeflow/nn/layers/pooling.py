@@ -17,7 +17,7 @@ from .convolutional import _data_format, _out_len
 class _Pool1D(Layer):
     _op = None
 
-    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.pool_size = A.int_tuple(pool_size, "pool_size", self, 1)[0]
         self.strides = self.pool_size if strides is None else A.int_tuple(strides, "strides", self, 1)[0]
@@ -68,7 +68,7 @@ class AveragePooling1D(_Pool1D):
 
 
 class _Global1D(Layer):
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
+    def __init__(self, data_format=None, keepdims=False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format, self)
         self.keepdims = A.boolean(keepdims, "keepdims", self)

@@ -35,7 +35,7 @@ class Normalization(Layer):
 
     supports_masking = True
 
-    def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs) -> None:
         super().__init__(**kwargs)
         if axis is None:
             axis = ()
@@ -169,7 +169,7 @@ class Rescaling(Layer):
 
     supports_masking = True
 
-    def __init__(self, scale, offset=0.0, **kwargs):
+    def __init__(self, scale, offset=0.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.scale = A.number(scale, "scale", self)
         self.offset = A.number(offset, "offset", self)
@@ -195,7 +195,7 @@ class CategoryEncoding(Layer):
 
     _casts_ints = False  # ids stay integers
 
-    def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
+    def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs) -> None:
         super().__init__(**kwargs)
         if num_tokens is None:
             raise InvalidArgumentError("num_tokens must be given (a positive int)", "CategoryEncoding")
@@ -288,7 +288,7 @@ class RandomFlip(_Random):
     [(0.0, 1.0, 2.0, 3.0), (3.0, 2.0, 1.0, 0.0)]
     """
 
-    def __init__(self, mode="horizontal_and_vertical", seed=None, **kwargs):
+    def __init__(self, mode="horizontal_and_vertical", seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.mode = A.choice(mode, "mode", self, ("horizontal", "vertical", "horizontal_and_vertical"))
         self.seed = A.integer(seed, "seed", self, none_ok=True)
@@ -408,7 +408,7 @@ class RandomRotation(_Affine):
     """
 
     def __init__(self, factor, fill_mode="reflect", interpolation="bilinear", seed=None, fill_value=0.0,
-                 value_range=(0, 255), data_format=None, **kwargs):
+                 value_range=(0, 255), data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.factor = _factor_pair(factor, "factor", self)
         self._fill_args(fill_mode, interpolation, fill_value)
@@ -443,7 +443,7 @@ class RandomZoom(_Affine):
     """
 
     def __init__(self, height_factor, width_factor=None, fill_mode="reflect", interpolation="bilinear", seed=None,
-                 fill_value=0.0, value_range=(0, 255), data_format=None, **kwargs):
+                 fill_value=0.0, value_range=(0, 255), data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.height_factor = _factor_pair(height_factor, "height_factor", self, lo=-1.0)
         self.width_factor = None if width_factor is None else _factor_pair(width_factor, "width_factor", self, lo=-1.0)
@@ -497,7 +497,7 @@ class RandomCrop(_Random):
     [8.0, 8.25, 8.75, 9.25, 9.75, 10.25, 10.75, 11.0]
     """
 
-    def __init__(self, height, width, seed=None, data_format=None, **kwargs):
+    def __init__(self, height, width, seed=None, data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.height = A.integer(height, "height", self, lo=1)
         self.width = A.integer(width, "width", self, lo=1)

@@ -19,7 +19,7 @@ class SpatialDropout2D(Dropout):
     True
     """
 
-    def __init__(self, rate, data_format=None, seed=None, **kwargs):
+    def __init__(self, rate, data_format=None, seed=None, **kwargs) -> None:
         super().__init__(rate, seed=seed, **kwargs)
         self.data_format = _data_format(data_format, self)
         self.input_spec = InputSpec(ndim=4)
@@ -50,7 +50,7 @@ class GaussianNoise(Layer):
 
     supports_masking = True
 
-    def __init__(self, stddev, seed=None, **kwargs):
+    def __init__(self, stddev, seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.stddev = A.number(stddev, "stddev", self, lo=0.0)
         self.seed = A.integer(seed, "seed", self, none_ok=True)

@@ -66,7 +66,7 @@ class UpSampling2D(Layer):
 
     supports_masking = False
 
-    def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
+    def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs) -> None:
         super().__init__(**kwargs)
         self.size = A.int_tuple(size, "size", self, 2)
         self.data_format = _data_format(data_format, self)
@@ -106,7 +106,7 @@ class ZeroPadding2D(Layer):
 
     _casts_ints = False  # moves values: integers stay integers, as in Keras
 
-    def __init__(self, padding=(1, 1), data_format=None, **kwargs):
+    def __init__(self, padding=(1, 1), data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.padding = _pairs(padding, "padding", self)
         self.data_format = _data_format(data_format, self)
@@ -138,7 +138,7 @@ class Cropping2D(Layer):
 
     _casts_ints = False  # moves values: integers stay integers, as in Keras
 
-    def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, **kwargs):
+    def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.cropping = _pairs(cropping, "cropping", self)
         self.data_format = _data_format(data_format, self)
@@ -179,7 +179,7 @@ class RepeatVector(Layer):
 
     _casts_ints = False  # moves values: integers stay integers, as in Keras
 
-    def __init__(self, n, **kwargs):
+    def __init__(self, n, **kwargs) -> None:
         super().__init__(**kwargs)
         self.n = A.integer(n, "n", self, lo=1)
         self.input_spec = InputSpec(ndim=2)
@@ -204,7 +204,7 @@ class Permute(Layer):
 
     _casts_ints = False  # moves values: integers stay integers, as in Keras
 
-    def __init__(self, dims, **kwargs):
+    def __init__(self, dims, **kwargs) -> None:
         super().__init__(**kwargs)
         if not isinstance(dims, (list, tuple)) or not all(A._is_int(d) for d in dims):
             raise A._type_error(self, "dims", dims, "a tuple of ints")

@@ -25,7 +25,7 @@ def _split(z, n):
 class _ForgetBiasInit(_init.Initializer):
     """Zeros, except ones for the forget gate (the LSTM's ``unit_forget_bias``)."""
 
-    def __init__(self, units, base):
+    def __init__(self, units, base) -> None:
         self.units, self.base = units, _init.get(base)
 
     def __call__(self, shape, dtype=None):
@@ -50,7 +50,7 @@ class LSTMCell(Layer):
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  unit_forget_bias=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
-                 dropout=0.0, recurrent_dropout=0.0, **kwargs):
+                 dropout=0.0, recurrent_dropout=0.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.units = A.integer(units, "units", self, lo=1)
         self.activation = A.resolved(_act.get, activation, "activation", self)
@@ -129,7 +129,7 @@ class GRUCell(Layer):
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
                  reset_after=True, kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None,
-                 dropout=0.0, recurrent_dropout=0.0, **kwargs):
+                 dropout=0.0, recurrent_dropout=0.0, **kwargs) -> None:
         super().__init__(**kwargs)
         self.units = A.integer(units, "units", self, lo=1)
         self.activation = A.resolved(_act.get, activation, "activation", self)
@@ -208,7 +208,7 @@ class _RNN(Layer):
     supports_masking = True
 
     def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
-                 unroll=False, **kwargs):
+                 unroll=False, **kwargs) -> None:
         base_keys = ("trainable", "name", "dtype", "input_shape", "batch_input_shape", "input_dim", "batch_size")
         base = {k: kwargs.pop(k) for k in base_keys if k in kwargs}
         super().__init__(**base)
@@ -395,7 +395,7 @@ class SimpleRNNCell(Layer):
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
                  recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
-                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs):
+                 bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.units = A.integer(units, "units", self, lo=1)
         self.activation = A.resolved(_act.get, activation, "activation", self)
@@ -546,7 +546,7 @@ class Bidirectional(Layer):
 
     supports_masking = True
 
-    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs):
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs) -> None:
         super().__init__(**kwargs)
         layer = _layer_from(layer, "layer", self)
         if not hasattr(layer, "go_backwards") or not hasattr(layer, "return_sequences"):
@@ -663,7 +663,7 @@ class TimeDistributed(Layer):
     supports_masking = True
     _casts_ints = False  # the wrapped layer decides (TimeDistributed(Embedding) takes ids)
 
-    def __init__(self, layer, **kwargs):
+    def __init__(self, layer, **kwargs) -> None:
         super().__init__(**kwargs)
         self.layer = _layer_from(layer, "layer", self)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import math
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class _IndexLookup(Layer):
     _casts_ints = False  # keys stay strings / integers
 
     def __init__(self, max_tokens, num_oov_indices, mask_token, oov_token, vocabulary, idf_weights, invert,
-                 output_mode, pad_to_max_tokens, sparse, is_string, **kwargs):
+                 output_mode, pad_to_max_tokens, sparse, is_string, **kwargs) -> None:
         super().__init__(**kwargs)
         owner = self
         self.max_tokens = A.integer(max_tokens, "max_tokens", owner, lo=1, none_ok=True)
@@ -305,7 +306,7 @@ class StringLookup(_IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
                  idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
-                 encoding="utf-8", **kwargs):
+                 encoding="utf-8", **kwargs) -> None:
         _check_encoding(encoding, "StringLookup")
         for what, tok in (("mask_token", mask_token), ("oov_token", oov_token)):
             if tok is not None and not isinstance(tok, (str, bytes)):
@@ -340,7 +341,7 @@ class IntegerLookup(_IndexLookup):
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
                  vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
-                 pad_to_max_tokens=False, **kwargs):
+                 pad_to_max_tokens=False, **kwargs) -> None:
         if not isinstance(vocabulary_dtype, (str, K.DType)):
             raise A._type_error("IntegerLookup", "vocabulary_dtype", vocabulary_dtype, "'int64' or 'int32'")
         if vocabulary_dtype not in ("int64", "int32", K.int64, K.int32):
@@ -383,7 +384,7 @@ class TextVectorization(Layer):
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
-                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs):
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs) -> None:
         super().__init__(**kwargs)
         name = "TextVectorization"
         for what, v in (("standardize", standardize), ("split", split)):
@@ -472,7 +473,7 @@ class TextVectorization(Layer):
             x = S.ngrams(x, self.ngrams, separator=" ")
         return x
 
-    def adapt(self, data, batch_size=None, steps=None):
+    def adapt(self, data, batch_size=None, steps=None) -> None:
         """Learn the vocabulary (and tf-idf weights) from ``data`` (strings, or an iterable of batches of them)."""
         docs = []
         for i, batch in enumerate(_batches(data)):
@@ -501,7 +502,7 @@ class TextVectorization(Layer):
                 K.pad(out, [[0, 0]] * (len(out.shape) - 1) + [[0, L - n]])
         return out
 
-    def __call__(self, inputs, *args, **kwargs):
+    def __call__(self, inputs, *args, **kwargs) -> Any:
         if not isinstance(inputs, K.Tensor):
             return self.call(inputs)
         return super().__call__(inputs, *args, **kwargs)

@@ -109,7 +109,7 @@ class Optimizer:
     _fused = True
 
     def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
-                 name=None, **kwargs):
+                 name=None, **kwargs) -> None:
         kwargs.pop("use_locking", None)
         if "lr" in kwargs:
             learning_rate = kwargs.pop("lr")
@@ -222,7 +222,7 @@ class Optimizer:
         return grads
 
     # -- updates ---------------------------------------------------------------------------------
-    def apply_gradients(self, grads_and_vars, global_step=None, name=None, **kwargs):
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None, **kwargs) -> Variable:
         """Apply one update to each variable from its gradient; pairs with a ``None`` gradient are skipped.
 
         Returns ``iterations`` (incremented by one; ``global_step``, if given, too).
@@ -281,7 +281,7 @@ class Optimizer:
     def _update(self, grad, var, slots, lr):
         raise TypeError(f"{type(self).__name__} must define _update(grad, var, slots, lr)")
 
-    def minimize(self, loss, var_list=None, tape=None, global_step=None, grad_loss=None, name=None):
+    def minimize(self, loss, var_list=None, tape=None, global_step=None, grad_loss=None, name=None) -> Tensor:
         """Differentiate ``loss`` (a function of no arguments, or a tensor recorded on ``tape``) and apply.
 
         Without ``var_list`` it updates every trainable variable the loss read.  Returns the loss.
@@ -361,7 +361,7 @@ class SGD(Optimizer):
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
-                 clipvalue=None, global_clipnorm=None, name="SGD", **kwargs):
+                 clipvalue=None, global_clipnorm=None, name="SGD", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.momentum = A.number(momentum, "momentum", self, lo=0.0, hi=1.0)
         self.nesterov = A.boolean(nesterov, "nesterov", self)
@@ -403,7 +403,7 @@ class Adam(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
-                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs):
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.beta_1 = A.number(beta_1, "beta_1", self, lo=0.0, hi=1.0, hi_open=True)
         self.beta_2 = A.number(beta_2, "beta_2", self, lo=0.0, hi=1.0, hi_open=True)
@@ -456,7 +456,7 @@ class AdamW(Adam):
     """
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs):
+                 amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs) -> None:
         if not A.number(weight_decay, "weight_decay", self, lo=0.0):
             raise ValueError("AdamW needs a weight_decay > 0 (use Adam otherwise)")
         super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, weight_decay, clipnorm, clipvalue,
@@ -475,7 +475,7 @@ class RMSprop(Optimizer):
     """
 
     def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
-                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.rho = A.number(rho, "rho", self, lo=0.0, hi=1.0)
         self.momentum = A.number(momentum, "momentum", self, lo=0.0)
@@ -531,7 +531,7 @@ class Adagrad(Optimizer):
     _slot_names = ("accumulator",)
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
-                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs):
+                 clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.initial_accumulator_value = A.number(initial_accumulator_value, "initial_accumulator_value", self,
                                                   lo=0.0)

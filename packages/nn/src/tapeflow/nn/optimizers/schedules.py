@@ -47,7 +47,7 @@ class ExponentialDecay(LearningRateSchedule):
     0.5
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None) -> None:
         if decay_steps <= 0:
             raise ValueError(f"decay_steps must be positive, got {decay_steps}")
         self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
@@ -72,7 +72,7 @@ class InverseTimeDecay(LearningRateSchedule):
     0.25
     """
 
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None) -> None:
         if decay_steps <= 0:
             raise ValueError(f"decay_steps must be positive, got {decay_steps}")
         self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
@@ -98,7 +98,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
     (1.0, 0.5, 0.1)
     """
 
-    def __init__(self, boundaries, values, name=None):
+    def __init__(self, boundaries, values, name=None) -> None:
         if len(values) != len(boundaries) + 1:
             raise ValueError(f"values needs one more entry than boundaries, got {len(values)} values and "
                              f"{len(boundaries)} boundaries")
@@ -124,7 +124,7 @@ class PolynomialDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False,
-                 name=None):
+                 name=None) -> None:
         if decay_steps <= 0:
             raise ValueError(f"decay_steps must be positive, got {decay_steps}")
         self.initial_learning_rate, self.decay_steps = float(initial_learning_rate), decay_steps
@@ -159,7 +159,7 @@ class CosineDecay(LearningRateSchedule):
     """
 
     def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name="CosineDecay", warmup_target=None,
-                 warmup_steps=0):
+                 warmup_steps=0) -> None:
         if decay_steps <= 0:
             raise ValueError(f"decay_steps must be positive, got {decay_steps}")
         self.initial_learning_rate, self.decay_steps, self.alpha = float(initial_learning_rate), decay_steps, alpha
