@@ -1032,6 +1032,9 @@ class Function:
                 if not isinstance(s, TensorSpec):
                     raise TypeError(f"input_signature may only contain tf.TensorSpec objects, got {s!r}")
             self._signature = tuple(input_signature)
+        # a flat signature of TensorSpecs: (dtype, dims) per argument, for the call's check without nest
+        self._flat_sig = None if self._signature is None or any(type(s) is not TensorSpec for s in self._signature) \
+            else tuple((s._dtype, tuple(None if d is None else int(d) for d in s._shape)) for s in self._signature)
         self._cache: dict = {}
         self._relaxed: dict = {}
         self._held: dict = {}
@@ -1101,6 +1104,18 @@ class Function:
                 cf, flat = self._concrete(args, kwargs, run=True)
                 self._fast[key] = cf
                 return cf._call_flat(flat)
+        fs = self._flat_sig
+        if fs is not None and not kwargs and len(args) == len(fs):  # tensors matching a flat input_signature
+            cf = self._cache.get("signature")
+            if cf is not None:
+                for a, (dt, dims) in zip(args, fs):
+                    if type(a) is not Tensor or a._dtype is not dt or len(a._shape) != len(dims):
+                        break
+                    if any(d is not None and d != n for d, n in zip(dims, a._shape)):
+                        break
+                else:
+                    self._streak = 0
+                    return cf._call_flat(list(args))
         cf, flat = self._concrete(args, kwargs, run=True)
         return cf._call_flat(flat)
 
