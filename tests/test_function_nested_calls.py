@@ -116,3 +116,14 @@ def test_gradient_through_a_concrete_function_with_tf_cond_inside_tf_function():
         want = grad_of(body)(x).numpy()
         assert np.abs(want).max() > 0
         np.testing.assert_allclose(tf.function(grad_of(f))(x).numpy(), want, rtol=1e-5)
+
+
+def test_concrete_function_holding_a_custom_gradient_inside_tf_function_is_a_clear_error():
+    @tf.custom_gradient
+    def clip(x):
+        return x * 1.0, lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
+
+    f = tf.function(lambda x: clip(x) * 2.0).get_concrete_function(tf.TensorSpec([None]))
+    with pytest.raises(ValueError, match="custom_gradient.*call the tf.function itself"):
+        tf.function(lambda x: f(x) + 1.0)(tf.ones([2]))
+    np.testing.assert_allclose(tf.function(lambda x: clip(x) * 2.0 + 1.0)(tf.ones([2])).numpy(), [3.0, 3.0])
