@@ -398,6 +398,8 @@ def test_codegen_caches_compiled_kernels_on_disk_and_can_be_switched_off(options
     before = _gen_calls()
     on = f(x).numpy()
     assert _gen_calls() == before + 1
+    src = f.get_concrete_function(x).fused_kernels()[0]["source"]  # the generated C, to read
+    assert "TPF_X_SIN(" in src and "for (int64_t i = 0; i < m; i++)" in src
     options({"fusion_codegen": False})
     off = f(x).numpy()
     assert _gen_calls() == before + 1 and on.tobytes() == off.tobytes()

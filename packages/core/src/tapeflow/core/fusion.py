@@ -12,7 +12,9 @@ the group or is also one of the group's outputs.  A reduction (``reduce_sum``/``
 it.  Each group of two or more nodes (reductions counted) becomes one ``fused_elementwise`` node: a
 register program (instructions ``(kind, op, dtype, dst, a, b, c)`` over registers holding the inputs and the
 temporaries) that the CPU evaluates tile by tile (``csrc/fused.c``: one read of the inputs, one write
-of the outputs) and the GPU backends compile into one kernel each (``tapeflow.kernels.gpu_fused``).
+of the outputs; or, for 32768 elements or more, generated C compiled at first use that computes the whole chain
+per element: ``tapeflow.kernels.codegen``, switch ``fusion_codegen``) and the GPU backends compile into one kernel
+each (``tapeflow.kernels.gpu_fused``).
 On the CPU the results are the unfused graph's, bit for bit: the same loops, in the same order.
 
 A graph run under a ``GradientTape`` runs the unfused plan (the tape records each op); a tape inside
@@ -516,17 +518,29 @@ def _codegen(be, attrs) -> bool:
         size = size * d if d is not None and size is not None else None
     if size is not None and size < CODEGEN_MIN_SIZE:
         return False
-    period = tuple(1 if p == 1 else 0 for p in attrs["period"])
-    key = (program, attrs["reg_dtypes"], period, attrs["out_regs"], tuple(r for r, _, _ in red))
+    key = _codegen_key(attrs)
     done = _GENERATED.get(key)
     if done is None:
         from tapeflow.kernels import codegen
 
         codegen_switch(True)
-        done = _GENERATED[key] = codegen.register(be, [v for ins in program for v in ins], len(attrs["reg_dtypes"]),
-                                                  list(attrs["reg_dtypes"]), list(period), len(period),
-                                                  list(attrs["out_regs"]), list(key[4]))
+        done = _GENERATED[key] = codegen.register(be, *_codegen_args(key))
     return done
+
+
+def _codegen_key(attrs) -> tuple:
+    """What a generated kernel depends on: the instructions, the registers' dtypes, which inputs are scalars, the
+    output and reduced registers."""
+    period = tuple(1 if p == 1 else 0 for p in attrs["period"])
+    return (attrs["program"], attrs["reg_dtypes"], period, attrs["out_regs"],
+            tuple(r for r, _, _ in attrs.get("red", ())))
+
+
+def _codegen_args(key) -> tuple:
+    """``codegen.register``'s arguments (after the backend) for signature ``key``."""
+    program, reg_dtypes, period, out_regs, red_regs = key
+    return ([v for ins in program for v in ins], len(reg_dtypes), list(reg_dtypes), list(period), len(period),
+            list(out_regs), list(red_regs))
 
 
 def codegen_switch(on: bool):
@@ -605,4 +619,8 @@ def kernel_info(node, graph=None) -> dict:
         info["source"] = source([v for i in a["program"] for v in i], list(a["params"]), len(a["program"]),
                                 len(a["reg_dtypes"]), list(a["reg_dtypes"]), list(a["period"]),
                                 len(ins), regs, len(regs))
+    elif _GENERATED.get(_codegen_key(node.attrs)):  # the CPU's generated C
+        from tapeflow.kernels import codegen
+
+        info["source"] = codegen.kernel_source(*_codegen_args(_codegen_key(node.attrs)), "tpfgen_kernel")
     return info
