@@ -586,10 +586,34 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     >>> print(tf.matmul([[2.]], [[2.]]))
     Tensor([[4.]], shape=(1, 1), dtype=float32)
     """
-    if type(a) is not Tensor or type(b) is not Tensor:
-        a, b = _ew.coerce_pair(a, b, "MatMul")
     ta = True if transpose_a or adjoint_a else False  # bool() without a call
     tb = True if transpose_b or adjoint_b else False
+    if type(a) is not Tensor or type(b) is not Tensor:
+        a, b = _ew.coerce_pair(a, b, "MatMul")
+    else:
+        # the hottest path: two 2-D CPU tensors of one float dtype, nothing to place or trace: the GEMM
+        # kernel straight away (a real dtype's adjoint is its transpose)
+        dt, sa, sb = a._dtype, a._shape, b._shape
+        if a._dev is _mm_host[0] and b._dev is _mm_host[0] and dt is b._dtype and (dt is _F32 or dt is _F64) \
+                and len(sa) == 2 and len(sb) == 2 and not _ew._scope.stack and not hooks.tracing:
+            m, k = (sa[1], sa[0]) if ta else sa
+            k2, n = (sb[1], sb[0]) if tb else sb
+            if k == k2:
+                shape = (m, n)
+                h, host = _mm_host[1](shape, dt.np)
+                st = _mm_host[2](dt.code, ta, tb, 1, m, n, k, a._h, m * k, b._h, k * n, h)
+                attrs = _MM_ATTRS[ta, tb]
+                if st:
+                    fail(_MATMUL, KernelStatus(st, "matmul"), (a, b), attrs)
+                out = _new(Tensor)
+                out._h, out._arr, out._shape, out._dtype, out._dev, out._size = h, host, shape, dt, a._dev, m * n
+                rec = hooks.recorder
+                if rec is not None:
+                    rec("matmul", (a, b), out, attrs)
+                return out
+        elif _mm_host[0] is None:
+            _mm_host_init()
+            return matmul(a, b, ta, tb)
     # runner.run(_MATMUL, (a, b), attrs), hand-tuned as _ew.binary is: a hot path
     dt = a._dtype
     if dt is not b._dtype:
@@ -617,6 +641,22 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if rec is not None:
         rec("matmul", (a, b), out, plan[9])  # the attrs: transpose_a, transpose_b
     return out
+
+
+_new = object.__new__
+_F32, _F64 = _dt.float32, _dt.float64
+#: the CPU device, its backend's alloc and matmul (set on first use: the backend loads lazily)
+_mm_host: list = [None, None, None]
+#: the attrs a matmul is recorded with, one dict per (transpose_a, transpose_b) (the plans' dicts are shared too)
+_MM_ATTRS = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
+
+
+def _mm_host_init():
+    from .. import devices as _devices
+
+    dev = _devices.get("cpu:0")
+    _mm_host[1], _mm_host[2] = dev.backend.alloc, dev.backend.matmul
+    _mm_host[0] = dev
 
 
 def _mm_infer(a, b, *, transpose_a, transpose_b):
