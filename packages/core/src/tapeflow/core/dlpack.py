@@ -22,7 +22,8 @@ bfloat16 travels as DLPack's ``kDLBfloat`` (PyTorch's ``torch.bfloat16``), which
 capsule is built through NumPy as uint16 and its type code rewritten in place (and the reverse on import).
 
 >>> import numpy as np, tapeflow as tf
->>> t = tf.constant([1., 2., 3.])
+>>> with tf.device("cpu:0"):
+...     t = tf.constant([1., 2., 3.])
 >>> a = np.from_dlpack(t)            # zero-copy, read-only view
 >>> a.flags.writeable
 False
@@ -116,7 +117,9 @@ def dlpack(t: Tensor, *, stream=None, max_version=None, dl_device=None, copy=Non
     allow a host copy of a tensor on another device; ``copy=False`` forbids any copy.
 
     >>> import numpy as np, tapeflow as tf
-    >>> np.from_dlpack(tf.constant([1, 2])).tolist()
+    >>> with tf.device("cpu:0"):
+    ...     t = tf.constant([1, 2])
+    >>> np.from_dlpack(t).tolist()
     [1, 2]
     """
     if not isinstance(t, Tensor):
