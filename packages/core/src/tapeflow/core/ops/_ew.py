@@ -45,6 +45,9 @@ def scalar_like(v, t: Tensor, op: str) -> Tensor:
     hit = _scalar_cache.get(key)
     if hit is not None:
         return hit
+    if dt.is_string and not isinstance(v, (str, bytes)):
+        raise TypeError(f"cannot convert {v!r} to a string: the other operand is a string tensor; allowed: a str or "
+                        f"bytes operand (tf.strings.as_string for numbers) [Op:{op}]")
     if dt.is_integer or dt.is_bool:
         if isinstance(v, float) and not (v == v and v == int(v)) or isinstance(v, complex):
             raise InvalidArgumentError(f"cannot convert {v!r} to {dt.name}: the other operand is a "

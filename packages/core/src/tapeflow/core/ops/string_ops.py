@@ -1147,10 +1147,6 @@ def _add_host(dev, x, y):
     out = np.empty(a.shape, dtype=object)
     oflat = out.reshape(-1)
     for i, (u, v) in enumerate(zip(a.reshape(-1), b.reshape(-1))):
-        if type(u) is not bytes or type(v) is not bytes:  # a Python number taken as the string operand's dtype
-            bad = v if type(u) is bytes else u
-            raise InvalidArgumentError(f"cannot add string and {type(bad).__name__} {bad!r:.40}; allowed: string + "
-                                       "string", "AddV2")
         oflat[i] = u + v
     return _out_strings(out, dev)
 
