@@ -111,7 +111,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", gate_gradients=False, aggr
 
 
 def hessians(ys, xs, gate_gradients=False, aggregation_method=None, name="hessians"):
-    """TensorFlow 1's symbolic ``tf.hessians``: refused as :func:`gradients` is (use nested
+    """TensorFlow 1's symbolic ``tf.hessians``: refused as ``tf.gradients`` is (use nested
     ``tf.GradientTape``\\ s, or ``tape.jacobian`` of a gradient).
 
     >>> import tapeflow as tf

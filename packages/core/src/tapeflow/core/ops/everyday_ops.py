@@ -591,7 +591,7 @@ def space_to_batch_nd(input, block_shape, paddings, name=None):
 
 
 def space_to_batch(input, block_shape, paddings, name=None):
-    """``tf.space_to_batch`` of TensorFlow 2: the same as :func:`space_to_batch_nd`.
+    """``tf.space_to_batch`` of TensorFlow 2: the same as ``tf.space_to_batch_nd``.
 
     >>> import tapeflow as tf
     >>> tf.space_to_batch(tf.ones([1, 4, 4, 1]), [2, 2], [[0, 0], [0, 0]]).shape
@@ -602,7 +602,7 @@ def space_to_batch(input, block_shape, paddings, name=None):
 
 @register("batch_to_space", "BatchToSpaceND", kind="composite")
 def batch_to_space(input, block_shape, crops, name=None):
-    """The inverse of :func:`space_to_batch_nd`: moves batch blocks back into the ``M = len(block_shape)``
+    """The inverse of ``tf.space_to_batch_nd``: moves batch blocks back into the ``M = len(block_shape)``
     spatial axes and crops them by ``crops``, as ``tf.batch_to_space``.
 
     >>> import tapeflow as tf
