@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import pytest
 import tapeflow as tf
 
 
@@ -144,8 +143,21 @@ def test_sparse_elements_from_parse_single_example_as_tensorflow(tmp_path):
     assert batches[0].dense_shape.numpy().tolist() == [2, 3] and batches[1].dense_shape.numpy().tolist() == [1, 0]
     assert tf.sparse.to_dense(batches[0]).numpy().tolist() == [[b"hi", b"", b""], [b"a", b"b", b"c"]]
     assert len(ds.batch(2).element_spec.shape) == 2
-    with pytest.raises(tf.errors.InvalidArgumentError, match="UnbatchDataset"):
-        list(ds.batch(2).unbatch())
+    rows = [tf.sparse.to_dense(e).numpy().tolist() for e in ds.batch(2).unbatch()]
+    assert rows == [[b"hi", b"", b""], [b"a", b"b", b"c"], []]  # unbatch keeps each batch's dense width
+
+
+def test_from_tensor_slices_of_a_sparse_tensor_as_tensorflow():
+    st = tf.sparse.SparseTensor(indices=[[0, 0], [1, 2], [2, 1], [2, 3]], values=[1.0, 2.0, 3.0, 4.0],
+                                dense_shape=[3, 4])
+    ds = tf.data.Dataset.from_tensor_slices((st, [10, 20, 30]))
+    assert type(ds.element_spec[0]).__name__ == "SparseTensorSpec" and ds.element_spec[0].shape == (4,)
+    got = [(s.indices.numpy().tolist(), s.values.numpy().tolist(), s.dense_shape.numpy().tolist(), int(y))
+           for s, y in ds]  # TensorFlow 2.21's elements
+    assert got == [([[0]], [1.0], [4], 10), ([[2]], [2.0], [4], 20), ([[1], [3]], [3.0, 4.0], [4], 30)]
+    back = next(iter(ds.batch(3)))[0]
+    assert back.indices.numpy().tolist() == [[0, 0], [1, 2], [2, 1], [2, 3]] and back.dense_shape.numpy().tolist() \
+        == [3, 4]
 
 
 def test_a_tf_function_loop_over_a_text_pipeline(tmp_path):

@@ -74,6 +74,16 @@ def _stack_sparse(values: list, op: str, what: str) -> SparseTensor:
     return SparseTensor(constant(indices), vals, [len(values)] + [int(d) for d in dims])
 
 
+def sparse_row(st, i: int):
+    """Row ``i`` of a SparseTensor: its entries whose first index is ``i``, one dimension fewer (TensorFlow's slice
+    of a SparseTensor in ``from_tensor_slices``)."""
+    idx = np.asarray(st.indices.numpy(), np.int64).reshape(-1, st.shape.rank)
+    pos = np.flatnonzero(idx[:, 0] == i)
+    values = _gather(st.values, constant(pos, np.int64))
+    return SparseTensor(constant(idx[pos, 1:].reshape(len(pos), st.shape.rank - 1), np.int64), values,
+                          [int(d) for d in np.asarray(st.dense_shape.numpy()).reshape(-1)[1:]])
+
+
 def _mismatch(first, v, i, op, what):
     def desc(x):
         if isinstance(x, Tensor):
@@ -88,8 +98,10 @@ def rows(t) -> list:
     if isinstance(t, np.ndarray):
         return list(t) if t.ndim > 1 else [bytes(x) for x in t]
     if isinstance(t, SparseTensor):
-        raise InvalidArgumentError("rows of a SparseTensor are not split by tapeflow's unbatch; allowed: dense and "
-                                   "text components (tf.sparse.to_dense first)", "UnbatchDataset")
+        if not t.shape.rank:
+            raise InvalidArgumentError("cannot split a scalar SparseTensor into rows; the batch dimension is missing",
+                                       "UnbatchDataset")
+        return [sparse_row(t, i) for i in range(int(np.asarray(t.dense_shape.numpy()).reshape(-1)[0]))]
     shape = t._shape
     if not shape:
         raise InvalidArgumentError("cannot split a scalar (shape ()) into rows; the batch dimension is missing",

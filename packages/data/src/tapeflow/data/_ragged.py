@@ -21,6 +21,7 @@ from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.ragged import RaggedTensor
 from tapeflow.core.tensor import Tensor
 
+from . import _batching as B
 from . import _structure as S
 from ._common import _close, _count
 from ._structure import TensorSpec
@@ -99,13 +100,13 @@ def _components(value, op):
         return type(value)(*vals) if hasattr(type(value), "_fields") else tuple(vals)
     if isinstance(value, dict):
         return type(value)((k, _components(v, op)) for k, v in value.items())
-    if isinstance(value, RaggedTensor):
+    if isinstance(value, (RaggedTensor, S.SparseTensor)):
         return value
     return S.to_components(value, op)
 
 
 class RaggedSliceDataset(Dataset):
-    """``Dataset.from_tensor_slices`` of a structure holding RaggedTensors: one element per row."""
+    """``Dataset.from_tensor_slices`` of a structure holding RaggedTensors or SparseTensors: one element per row."""
 
     def __init__(self, tensors) -> None:
         op = "TensorSliceDataset"
@@ -124,12 +125,15 @@ class RaggedSliceDataset(Dataset):
 
     def _iterator(self, ctx):
         for i in range(self._n):
-            yield S.pack(self._structure, [c[i] for c in self._flat])
+            yield S.pack(self._structure, [B.sparse_row(c, i) if isinstance(c, S.SparseTensor) else c[i]
+                                           for c in self._flat])
 
     def _compute_spec(self):
         def spec(c):
             if isinstance(c, RaggedTensor):
                 return RaggedTensorSpec(tuple(c.shape)[1:], c.dtype, c.ragged_rank - 1)
+            if isinstance(c, S.SparseTensor):
+                return S.SparseTensorSpec(tuple(c.shape)[1:], c.dtype)
             return TensorSpec.from_value(c[0]) if self._n else TensorSpec(tuple(c.shape)[1:], c.dtype)
         return S.pack(self._structure, [spec(c) for c in self._flat])
 

@@ -414,7 +414,8 @@ class UnbatchDataset(_Unary):
             if s.shape is not None and not s.shape:
                 raise InvalidArgumentError("unbatch needs rank >= 1 in every component, found a scalar",
                                            "UnbatchDataset")
-            return TensorSpec(None if s.shape is None else s.shape[1:], s.dtype)
+            kind = S.SparseTensorSpec if isinstance(s, S.SparseTensorSpec) else TensorSpec
+            return kind(None if s.shape is None else s.shape[1:], s.dtype)
         return S.map_structure(one, self._input.element_spec)
 
     def _card(self):

@@ -302,12 +302,8 @@ class Dataset:
         """
         from . import _ragged
 
-        if _ragged.has_ragged(tensors):  # a tf.RaggedTensor: its rows (data/_ragged.py)
-            return _ragged.RaggedSliceDataset(tensors)
-        if any(isinstance(v, S.SparseTensor) for v in S.flatten(tensors)):
-            raise InvalidArgumentError("slices of a SparseTensor are not taken by tapeflow's from_tensor_slices; "
-                                       "allowed: dense and ragged tensors (tf.sparse.to_dense first), or "
-                                       "from_tensors of a SparseTensor", "TensorSliceDataset")
+        if _ragged.has_ragged(tensors) or any(isinstance(v, S.SparseTensor) for v in S.flatten(tensors)):
+            return _ragged.RaggedSliceDataset(tensors)  # a tf.RaggedTensor or SparseTensor: its rows (data/_ragged.py)
         return TensorSliceDataset(tensors)
 
     @staticmethod
