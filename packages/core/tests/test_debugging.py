@@ -146,3 +146,21 @@ def test_check_numerics_and_assert_all_finite():
     with pytest.raises(IAE, match=r"dtype int32; allowed: float.*\[Op:CheckNumerics\]"):
         tf.debugging.check_numerics(tf.constant([1]), "ints")
     assert "check_numerics" in tapeflow.core.REGISTRY
+
+
+def test_asserts_check_each_time_a_compiled_function_runs():
+    """Inside tf.function the condition is symbolic: the check is a graph node that raises when the graph runs
+    (TensorFlow's assert ops), on the values of that call."""
+
+    @tf.function
+    def f(x, y):
+        tf.debugging.assert_equal(x, y, message="mismatch")
+        tf.debugging.assert_positive(x)
+        tf.debugging.assert_near(x, y)
+        return x + 1.0
+
+    assert f(tf.constant([1.0, 2.0]), tf.constant([1.0, 2.0])).numpy().tolist() == [2.0, 3.0]
+    with pytest.raises(IAE, match=r"mismatch\nCondition x == y did not hold"):
+        f(tf.constant([1.0, 2.0]), tf.constant([1.0, 3.0]))
+    with pytest.raises(IAE, match=r"Condition x > 0 did not hold"):
+        f(tf.constant([-1.0, 2.0]), tf.constant([-1.0, 2.0]))

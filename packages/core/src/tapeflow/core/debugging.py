@@ -23,7 +23,7 @@ import numpy as np
 from . import dtypes as _dt
 from .dispatch import hooks, register, to_tensor
 from .errors import InvalidArgumentError
-from .runner import primitive, run
+from .runner import current_graph, primitive, run, run_tensors
 from .tensor import Tensor, make
 
 __all__ = [
@@ -119,6 +119,25 @@ def _holds(cond: Tensor) -> bool:
     return cond._size == 0 or bool(_ops().reduce_all(cond))
 
 
+def _check(cond: Tensor, x: Tensor, y, sym: str, message, summarize, op) -> None:
+    """Raise unless ``cond`` holds everywhere: now, or (a condition computed in a graph being traced) each time the
+    graph runs, through a check node (TensorFlow's assert ops in a tf.function)."""
+    if current_graph() is not None and any(t._h is None and t._arr is None for t in (cond, x, y) if t is not None):
+        run_tensors(_ASSERT_HOLDS, (cond, x) + (() if y is None else (y,)),
+                    {"sym": sym, "message": message, "summarize": summarize, "op": op})
+        return
+    if not _holds(cond):
+        _fail(cond, x, y, sym, message, summarize, op)
+
+
+@primitive("assert_holds", "Assert", infer=lambda *ins, **attrs: [], stateful=True,
+           internal="tf.debugging.assert_* in a graph: an output-less check that raises when the graph runs")
+def _ASSERT_HOLDS(dev, cond, x, *y, sym, message, summarize, op):
+    if not _holds(cond):
+        _fail(cond, x, y[0] if y else None, sym, message, summarize, op)
+    return ()
+
+
 def _binary_assert(x, y, fn, sym, message, summarize, op, numeric=True):
     x, y = _pair(x, y, op)
     if numeric and x._dtype not in _dt.NUMERIC:
@@ -127,9 +146,7 @@ def _binary_assert(x, y, fn, sym, message, summarize, op, numeric=True):
     from .ops._ew import broadcast_shape
 
     broadcast_shape(x._shape, y._shape, op)
-    cond = fn(x, y)
-    if not _holds(cond):
-        _fail(cond, x, y, sym, message, summarize, op)
+    _check(fn(x, y), x, y, sym, message, summarize, op)
 
 
 def assert_equal(x, y, message=None, summarize=None, name=None):
@@ -193,9 +210,7 @@ def _sign_assert(x, fn, sym, message, summarize, op):
                                    f"{', '.join(d.name for d in _dt.NUMERIC)}", op)
     from .ops._ew import scalar_like
 
-    cond = fn(x, scalar_like(0, x, op))
-    if not _holds(cond):
-        _fail(cond, x, None, sym, message, summarize, op)
+    _check(fn(x, scalar_like(0, x, op)), x, None, sym, message, summarize, op)
 
 
 def assert_positive(x, message=None, summarize=None, name=None):
@@ -259,8 +274,7 @@ def assert_near(x, y, rtol=None, atol=None, message=None, summarize=None, name=N
     broadcast_shape(x._shape, y._shape, op)
     tol = ops.add(ops.multiply(ops.abs(y), rtol), atol)
     cond = ops.less_equal(ops.abs(ops.subtract(x, y)), tol)
-    if not _holds(cond):
-        _fail(cond, x, y, f"|x - y| <= atol + rtol * |y| (atol={atol}, rtol={rtol})", message, summarize, op)
+    _check(cond, x, y, f"|x - y| <= atol + rtol * |y| (atol={atol}, rtol={rtol})", message, summarize, op)
 
 
 def _rank_of(x, op):

@@ -72,6 +72,8 @@ NOT_EXPORTABLE: dict = {
     "while_loop_jvp": "a forward-mode derivative of a loop: in a graph only where the function differentiates",
     "check_numerics": "it raises when a value is NaN or infinite; ONNX has no assertion, so the model would not check",
     "assert": "tf.Assert raises when its condition is False; ONNX has no assertion, so the model would not check",
+    "assert_holds": "tf.debugging.assert_* raise when their condition fails; ONNX has no assertion, so the model "
+                    "would not check",
     **{p: "it calls a Python function on the host, which an ONNX graph cannot hold"
        for p in ("py_function", "numpy_function", "py_function_vjp", "py_function_jvp")},
     "ctc_loss": "a training loss over a dynamic-programming recursion with no ONNX form written",
