@@ -120,27 +120,6 @@ def test_gamma_grad_equals_tensorflows():
     np.testing.assert_allclose(_np(g), [1.0098021, 0.93663883, 1.1123295], rtol=2e-6)
 
 
-def test_gradient_of_a_mean_sample_is_unbiased():
-    # E[x] = alpha / beta, so d E[x] / d alpha = 1 / beta and d E[x] / d beta = -alpha / beta^2
-    alpha, beta = tf.constant([0.7, 3.0], tf.float64), tf.constant([2.0, 0.5], tf.float64)
-    with tf.GradientTape() as tape:
-        tape.watch([alpha, beta])
-        m = tf.reduce_mean(tf.random.stateless_gamma([100_000, 2], seed=[1, 1], alpha=alpha, beta=beta,
-                                                     dtype=tf.float64), axis=0)
-        total = tf.reduce_sum(m)
-    da, db = tape.gradient(total, [alpha, beta])
-    np.testing.assert_allclose(_np(da), [0.5, 2.0], rtol=0.02)
-    np.testing.assert_allclose(_np(db), [-0.7 / 4, -3.0 / 0.25], rtol=0.02)
-
-
-def test_poisson_and_binomial_have_no_gradient():
-    lam = tf.constant([2.0])
-    with tf.GradientTape() as tape:
-        tape.watch(lam)
-        x = tf.random.poisson([3], lam, seed=1)
-    assert tape.gradient(x, lam) is None
-
-
 # ---- Generator ------------------------------------------------------------------------------------------
 
 def test_generator_binomial_state_and_skip():

@@ -74,17 +74,6 @@ def test_value_shared_by_assign_is_not_written():
     assert w.numpy().tolist() == [2.0, 3.0] and v.numpy().tolist() == [1.0, 2.0]
 
 
-def test_tape_sees_the_value_it_recorded():
-    w = _fresh([1.0, 2.0])
-    with tf.GradientTape() as tape:
-        y = w * w
-        w.assign_sub(tf.constant([1.0, 1.0]))
-        z = tf.reduce_sum(y * w)
-    # z = sum(w0**2 * w1), w0 = [1, 2] the first read, w1 = w0 - 1 the second: 2 * w0 * w1 + w0**2
-    assert tape.gradient(z, w).numpy().tolist() == [1.0, 8.0]
-    np.testing.assert_array_equal(y.numpy(), [1.0, 4.0])
-
-
 def test_update_with_itself():
     v = _fresh([1.0, 2.0])
     v.assign_add(v.read_value())
