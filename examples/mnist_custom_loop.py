@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     writer = tf.summary.create_file_writer(logdir)
     global_step = tf.train.get_or_create_global_step()
 
-    def loss(model: tf.keras.Model, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+    def loss(model: tf.keras.Model, x: tf.Tensor | NDArray[np.float32], y: tf.Tensor | NDArray[np.int64]) -> tf.Tensor:
         prediction = model(x)
         return tf.losses.sparse_softmax_cross_entropy(labels=y, logits=prediction)
 

@@ -98,13 +98,13 @@ class Metric(_losses.ConfigFromInit):
 
     reset_states = reset_state
 
-    def update_state(self, *args, **kwargs):
+    def update_state(self, *args, **kwargs) -> None:
         raise TypeError(f"{type(self).__name__} must define update_state")
 
     def result(self) -> Tensor:
         raise TypeError(f"{type(self).__name__} must define result")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs) -> Tensor:
         with pause_all():
             self.update_state(*args, **kwargs)
             return self.result()
