@@ -36,6 +36,7 @@ from tapeflow.core.ops import math_ops as _math_ops
 from tapeflow.core.ops.linalg_ops import matrix_transpose as _mT
 from tapeflow.core.ops.linalg_ops import solve as _solve
 from tapeflow.core.ops.linalg_ops import triangular_solve as _tri_solve
+from tapeflow.core.dispatch import REGISTRY as _REGISTRY
 from tapeflow.core.runner import PRIMITIVES, primitive, run_tensors
 from tapeflow.core.tensor import Tensor
 
@@ -204,7 +205,9 @@ _ELEMENTWISE = ({r[0] for r in _math_ops._UNARY} | {r[0] for r in _math_ops._BIN
                 | {"leaky_relu", "gelu", "polygamma", "relu_grad", "tanh_grad", "sigmoid_grad",
                    "sigmoid_cross_entropy_with_logits", "check_numerics"})
 for _op in sorted(_ELEMENTWISE):
-    if _op in GRADIENTS:
+    # differentiable: a rule now, or declared differentiable in core (a grads module imported after this one, as
+    # one imported by a family file that sorts first, registers its rule later; the JVP reads it when called)
+    if _op in GRADIENTS or (_op in _REGISTRY and not _REGISTRY[_op].nondiff):
         diagonal(_op)
 
 
