@@ -89,3 +89,72 @@ def test_keras_stubs_are_current(modname):
     path = gen.KERAS / f"{modname}.pyi"
     assert path.read_text() == gen.stub(modname), \
         f"{path} is stale: run `python tools/gen_keras_stubs.py` (a forwarded tapeflow.nn module changed)"
+
+
+def _keras_classes():
+    out = {}
+    for mod in (tf.keras.layers, tf.keras.optimizers, tf.keras.losses, tf.keras.metrics, tf.keras.callbacks):
+        for n in dir(mod):
+            obj = getattr(mod, n, None)
+            if not n.startswith("_") and isinstance(obj, type) and obj.__module__.startswith("tapeflow."):
+                out[f"{mod.__name__}.{n}"] = obj
+    return out
+
+
+def _annotated(fn) -> bool:
+    """mypy calls a function with no annotation at all untyped (``--strict``: calling it is an error)."""
+    import inspect
+
+    ann = getattr(fn, "__annotations__", None)
+    return bool(ann) or inspect.signature(fn).return_annotation is not inspect.Signature.empty
+
+
+def test_keras_constructors_are_annotated():
+    """``mypy --strict`` rejects ``tf.keras.layers.Dense(10)`` in user code while ``Dense.__init__`` is
+    unannotated ("call to untyped function"): every public keras class's constructor is typed."""
+    bad = sorted(name for name, cls in _keras_classes().items()
+                 if cls.__init__ is not object.__init__ and cls.__init__.__module__.startswith("tapeflow.")
+                 and not _annotated(cls.__init__))
+    assert not bad, f"constructors without annotations (add `-> None`): {bad}"
+
+
+@pytest.mark.parametrize("name", [
+    "keras.Model.fit", "keras.Model.compile", "keras.Model.evaluate", "keras.Model.predict", "keras.Model.summary",
+    "keras.Model.save", "keras.Model.train_step", "keras.Model.build", "keras.layers.Layer.__call__",
+    "keras.metrics.Mean.__call__", "keras.metrics.Mean.result", "keras.metrics.Mean.reset_state",
+    "keras.optimizers.Adam.apply_gradients", "keras.optimizers.Adam.minimize", "keras.utils.set_random_seed",
+    "keras.backend.clear_session", "keras.Input", "summary.create_file_writer", "train.latest_checkpoint",
+    "train.get_or_create_global_step", "train.Checkpoint.__init__", "train.CheckpointManager.save",
+    "train.Example.SerializeToString", "gradients_function", "GradientTape.__init__",
+    "distribute.MultiWorkerMirroredStrategy.run", "distribute.MultiWorkerMirroredStrategy.reduce",
+    "distribute.MultiWorkerMirroredStrategy.scope", "distribute.compute_average_loss",
+])
+def test_what_the_examples_call_is_annotated(name):
+    obj = tf
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    assert _annotated(obj), f"tf.{name} has no annotation: mypy --strict rejects user code calling it"
+
+
+def test_tour_sections_are_modules_with_one_definition_per_name(tmp_path):
+    """tools/typecheck_snippets.py writes the eager tour one module per section, each importing what it
+    uses from the sections before it; no section defines a function or class twice (pyright flags that)."""
+    import collections
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        snippets = importlib.import_module("typecheck_snippets")
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    files = snippets.sectioned((ROOT / "docs" / "getting-started" / "tour.rst").read_text(), "docs_tour")
+    assert len(files) > 10
+    names = list(files)
+    for i, (mod, code) in enumerate(files.items()):
+        tree = ast.parse(code)
+        defs = collections.Counter(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+        assert [n for n, c in defs.items() if c > 1] == [], f"{mod} defines {defs.most_common(1)} twice"
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module.startswith("docs_tour"):
+                assert node.module in names[:i], f"{mod} imports from {node.module}, not an earlier section"
+    assert "from docs_tour_10 import MNISTModel" in files["docs_tour_11"]
