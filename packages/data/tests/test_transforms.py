@@ -368,3 +368,15 @@ def test_nested_structure_survives_every_transformation(tmp_path):
                                                                                                2 * e["a"] - 1]
     spec = pipe.element_spec
     assert spec["b"][1] == TensorSpec([2], tf.int64)
+
+
+def test_take_while_and_get_single_element_as_tensorflow():
+    assert [int(x) for x in Dataset.range(10).take_while(lambda x: x < 3)] == [0, 1, 2]
+    assert [int(x) for x in Dataset.range(5).take_while(lambda x: x % 2 == 0)] == [0]
+    assert int(Dataset.range(10).take_while(lambda x: x < 3).cardinality()) == -2  # unknown, as TensorFlow's
+    x, s = Dataset.from_tensors((tf.constant([1, 2]), "z")).get_single_element()
+    assert x.numpy().tolist() == [1, 2] and s.dtype is tf.string and s.numpy() == b"z"
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Dataset was empty\. \[Op:DatasetToSingleElement\]"):
+        Dataset.range(0).get_single_element()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="more than one element"):
+        Dataset.range(2).get_single_element()

@@ -194,6 +194,28 @@ class FilterDataset(_Unary):
         return UNKNOWN_CARDINALITY
 
 
+class TakeWhileDataset(_Unary):
+    """What ``Dataset.take_while`` returns: the elements up to the first for which ``predicate`` is False."""
+
+    def __init__(self, input_dataset, predicate) -> None:
+        super().__init__(input_dataset)
+        self._call = _caller(predicate, "TakeWhileDataset")
+
+    def _iterator(self, ctx):
+        call = self._call
+        it = self._input._iterator(ctx)
+        try:
+            for e in it:
+                if not _to_bool(call(e), "TakeWhileDataset"):
+                    return
+                yield e
+        finally:
+            _close(it)
+
+    def _card(self):
+        return UNKNOWN_CARDINALITY
+
+
 def _peel_maps(ds):
     """(maps in application order, the dataset under them) for ``batch``'s fast path."""
     maps = []

@@ -398,6 +398,36 @@ class Dataset:
         """
         return FilterDataset(self, predicate)
 
+    def take_while(self, predicate, name=None) -> Dataset:
+        """The elements up to (not including) the first for which ``predicate`` returns False.
+
+        >>> import tapeflow as tf
+        >>> [int(x) for x in tf.data.Dataset.range(10).take_while(lambda x: x < 3)]
+        [0, 1, 2]
+        """
+        from ._transforms import TakeWhileDataset
+
+        return TakeWhileDataset(self, predicate)
+
+    def get_single_element(self, name=None):
+        """The one element of a dataset of exactly one element (``InvalidArgumentError`` otherwise).
+
+        >>> import tapeflow as tf
+        >>> tf.data.Dataset.from_tensors([1, 2]).get_single_element().numpy().tolist()
+        [1, 2]
+        """
+        it = Iterator(self)
+        try:
+            try:
+                first = next(it)
+            except StopIteration:
+                raise InvalidArgumentError("Dataset was empty.", "DatasetToSingleElement") from None
+            for _ in it:
+                raise InvalidArgumentError("Dataset had more than one element.", "DatasetToSingleElement")
+        finally:
+            it.close()
+        return first
+
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None,
               name=None) -> Dataset:
         """Consecutive elements stacked into batches of ``batch_size`` (the last may be smaller).
