@@ -126,11 +126,13 @@ def test_functions_receive_string_tensors():
 
 def test_sparse_elements_from_parse_single_example_as_tensorflow(tmp_path):
     # the TFRecord idiom: map(parse_single_example) with a VarLenFeature yields SparseTensors; batch stacks them
+    from tapeflow.core.io import _proto as pb
+
     p = str(tmp_path / "r.tfrecord")
     with tf.io.TFRecordWriter(p) as w:
         for vals in ([b"hi"], [b"a", b"b", b"c"], []):
-            ex = tf.train.Example(features=tf.train.Features(feature={
-                "s": tf.train.Feature(bytes_list=tf.train.BytesList(value=vals))}))
+            ex = pb.Example(features=pb.Features(feature={   # tf.train's messages (tf.train is tapeflow-nn's)
+                "s": pb.Feature(bytes_list=pb.BytesList(value=vals))}))
             w.write(ex.SerializeToString())
     spec = {"s": tf.io.VarLenFeature(tf.string)}
     ds = tf.data.TFRecordDataset(p).map(lambda r: tf.io.parse_single_example(r, spec)["s"])
