@@ -83,6 +83,27 @@ TRAIN = textwrap.dedent("""
     result["loop"] = [w.numpy().tolist() for w in model2.weights]
     result["served"] = served
 
+    # the same loop as TensorFlow writes it: strategy.run and strategy.reduce inside a tf.function
+    tf.random.set_seed(8)
+    with strategy.scope():
+        model3 = make_model()
+        opt3 = tf.optimizers.Adam(0.01)
+
+    def step3(xb, yb):
+        with tf.GradientTape() as tape:
+            loss = tf.distribute.compute_average_loss(loss_fn(yb, model3(xb, training=True)), global_batch_size=24)
+        grads = tape.gradient(loss, model3.trainable_variables)
+        opt3.apply_gradients(zip(grads, model3.trainable_variables))
+        return loss
+
+    @tf.function
+    def train_step(xb, yb):
+        return strategy.reduce("SUM", strategy.run(step3, args=(xb, yb)), axis=None)
+
+    result["function_losses"] = [float(train_step(tf.constant(xb), tf.constant(yb)))
+                                 for xb, yb in strategy.experimental_distribute_dataset(batches)]
+    result["function_loop"] = [w.numpy().tolist() for w in model3.weights]
+
     # the chief alone writes checkpoints and summaries (each worker is given its own directory here)
     mine = os.path.join(os.path.dirname(out), f"rank{rank}")
     ckpt = tf.train.Checkpoint(model=model2, optimizer=opt)
@@ -136,9 +157,16 @@ def test_fit_and_custom_loop_equal_one_process(tmp_path, one_process, n):
     assert [r["eval_rows"] for r in runs] == [4 * s for s in share]
     for r in runs[1:]:
         assert r["fit"] == runs[0]["fit"] and r["loop"] == runs[0]["loop"]   # bit-identical replicas
+        assert r["function_loop"] == runs[0]["function_loop"]
+        assert r["function_losses"] == runs[0]["function_losses"]
         assert r["history"] == runs[0]["history"]
     _close(runs[0]["fit"], one_process["fit"])
     _close(runs[0]["loop"], one_process["loop"])
+    # the loop in a tf.function (apply_gradients all-reduces in its graph) equals the eager loop and one process
+    _close(runs[0]["function_loop"], runs[0]["loop"])
+    _close(runs[0]["function_loop"], one_process["function_loop"])
+    _close(runs[0]["function_losses"], one_process["function_losses"])
+    _close(one_process["function_loop"], one_process["loop"])
     # the logged loss and accuracy, validation's and evaluate's, are over all workers' examples
     for k in ("loss", "accuracy", "val_loss", "val_accuracy"):
         np.testing.assert_allclose(runs[0]["history"][k], one_process["history"][k], rtol=1e-5)
@@ -202,3 +230,30 @@ def test_fit_and_evaluate_in_the_default_strategys_scope_are_one_process():
             ev = model.evaluate(x, y, batch_size=4, verbose=0, return_dict=True)
         logs.append((hist.history, ev))
     assert logs[0] == logs[1]
+
+
+MISMATCH = textwrap.dedent("""
+    import tapeflow as tf
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    rank = strategy.cluster_resolver.task_id
+    kernel = tf.Variable(tf.ones([2, 2 + rank]), name="kernel")   # outside scope(): not broadcast, other shapes
+    opt = tf.optimizers.SGD(0.1)
+
+    def step_fn():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(kernel * kernel)
+        opt.apply_gradients([(tape.gradient(loss, kernel), kernel)])
+
+    tf.function(lambda: strategy.run(step_fn))()
+""")
+
+
+def test_apply_gradients_in_a_tf_function_names_the_mismatched_variable_and_ranks(tmp_path):
+    script = tmp_path / "mismatch.py"
+    script.write_text(MISMATCH)
+    proc = run_mpi(script, 2, timeout=60)
+    assert proc.returncode != 0
+    assert "gradients of SGD.apply_gradients: variable 'kernel:0' is float32 (not yet broadcast)[2, 2] on rank 0 " \
+        "but 'kernel:0' is float32 (not yet broadcast)[2, 3] on rank 1" in proc.stderr, proc.stderr
+    assert "[Op:CollectiveReduce]" in proc.stderr

@@ -145,8 +145,9 @@ FAULT = textwrap.dedent("""
         vs = [tf.Variable(tf.zeros([2]), name=f"v{i}") for i in range(2 + (rank if mode == "count" else 0))]
         vs.append(tf.Variable(tf.zeros(shape), name="kernel"))
     ctx_grads = [tf.ones(v.shape) for v in vs]
-    if mode == "function":   # collectives inside a tf.function being traced: no values to send yet
-        strategy.run(tf.function(lambda: tf.distribute.get_replica_context().all_reduce("SUM", tf.ones([2]) * 2)))
+    if mode == "function":   # an all-reduce in a tf.function: the ranks' shapes are checked when its graph runs
+        ctx = tf.distribute.get_replica_context
+        strategy.run(tf.function(lambda: ctx().all_reduce("SUM", [tf.ones([3, 4 + rank])])))
     if mode == "none":   # rank 1's loss does not use v0: its gradient is None there only
         with tf.GradientTape() as tape:
             loss = sum(tf.reduce_sum(v) for v in vs[1 if rank == 1 else 0:])
@@ -202,11 +203,125 @@ def test_gradients_none_on_one_rank_only_are_named_when_reduced_during_the_backw
         "rank 0 has 0 None [], the 2 ranks 1 in all" in proc.stderr
 
 
-def test_collectives_inside_a_tf_function_are_a_typed_error(tmp_path):
+def test_mismatched_shapes_inside_a_tf_function_are_named_when_its_graph_runs(tmp_path):
     proc, _ = _fault(tmp_path, "function")
     assert proc.returncode != 0
-    assert "InvalidArgumentError: all_reduce of MultiWorkerMirroredStrategy inside a tf.function being traced" \
-        in proc.stderr
+    assert "InvalidArgumentError: all_reduce: variable 'all_reduce/0' is float32[3, 4] on rank 0 but " \
+        "'all_reduce/0' is float32[3, 5] on rank 1" in proc.stderr
+    assert "[Op:CollectiveReduce]" in proc.stderr
+
+
+# TensorFlow's canonical custom loop: strategy.run and strategy.reduce inside a tf.function, the replica context's
+# all_reduce inside the step; the same model trained eagerly beside it
+FUNCTION_LOOP = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tapeflow as tf
+
+    out = sys.argv[1]
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=tf.distribute.experimental.CommunicationOptions(bytes_per_pack=256))
+    rank, n = strategy.cluster_resolver.task_id, strategy.num_replicas_in_sync
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 5)).astype(np.float32)
+    y = rng.integers(0, 3, size=60)
+    GLOBAL = 12
+    batches = [(x[i:i + GLOBAL], y[i:i + GLOBAL]) for i in range(0, 60, GLOBAL)] * 3
+
+    def make():
+        tf.random.set_seed(100 + rank)   # other values on every worker: the broadcast makes them equal
+        with strategy.scope():
+            return [tf.Variable(tf.random.normal([5, 16]), name="w1"), tf.Variable(tf.zeros([16]), name="b1"),
+                    tf.Variable(tf.random.normal([16, 3]) * 0.3, name="w2"), tf.Variable(tf.zeros([3]), name="b2")]
+
+    def make_step(variables):
+        w1, b1, w2, b2 = variables
+
+        def step_fn(xb, yb):
+            with tf.GradientTape() as tape:
+                logits = tf.matmul(tf.nn.relu(tf.matmul(xb, w1) + b1), w2) + b2
+                per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits)
+                loss = tf.distribute.compute_average_loss(per_example, global_batch_size=GLOBAL)
+            grads = tape.gradient(loss, variables)
+            grads = tf.distribute.get_replica_context().all_reduce("SUM", grads)
+            for v, g in zip(variables, grads):
+                v.assign_sub(0.2 * g)
+            return loss
+
+        def train_step(xb, yb):
+            per_replica = strategy.run(step_fn, args=(xb, yb))
+            return (strategy.reduce("SUM", per_replica, axis=None),
+                    strategy.reduce("MEAN", xb[:, 0], axis=0))   # over the rows of all workers
+        return train_step
+
+    result = {"n": n}
+    for name, wrap in (("eager", lambda f: f), ("function", tf.function)):
+        variables = make()
+        train_step = wrap(make_step(variables))
+        losses, means = [], []
+        for xb, yb in strategy.experimental_distribute_dataset(batches):
+            loss, mean = train_step(tf.constant(xb), tf.constant(yb, tf.int32))
+            losses.append(float(loss))
+            means.append(float(mean))
+        result[name] = {"final": [v.numpy().tolist() for v in variables], "losses": losses, "means": means}
+    result["global_means"] = [float(np.mean(xb[:, 0])) for xb, _ in batches]
+
+    # the gradient through an all-reduce, eagerly and in a tf.function: the all-reduce of the gradient (TensorFlow's)
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0])
+
+    def grad():
+        with tf.GradientTape() as tape:
+            summed = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("SUM", v * (rank + 1.0)))
+            s = tf.reduce_sum(summed * (rank + 1.0))
+        return tape.gradient(s, v)
+
+    result["grad"] = [grad().numpy().tolist(), tf.function(grad)().numpy().tolist()]
+    with open(f"{out}.{rank}.json", "w") as f:
+        json.dump(result, f)
+""")
+
+
+@pytest.fixture(scope="module")
+def function_one_process(tmp_path_factory):
+    return _run_function_loop(tmp_path_factory.mktemp("fone"), 1)[0]
+
+
+def _run_function_loop(tmp_path, n):
+    script = tmp_path / "function_loop.py"
+    script.write_text(FUNCTION_LOOP)
+    out = tmp_path / f"function-{n}"
+    proc = run_mpi(script, n, [out], timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [json.loads(open(f"{out}.{r}.json").read()) for r in range(n)]
+
+
+def test_tf_function_custom_loop_in_one_process_equals_the_eager_loop(function_one_process):
+    r = function_one_process
+    for got, want in zip(r["function"]["final"], r["eager"]["final"]):
+        assert _close(got, want), (got, want)
+    assert _close(r["function"]["losses"], r["eager"]["losses"])
+    assert sum(r["eager"]["losses"][-5:]) < sum(r["eager"]["losses"][:5])     # it trained
+    assert _close(r["function"]["means"], r["global_means"])
+    assert r["grad"] == [[1.0, 1.0]] * 2
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_tf_function_custom_loop_equals_the_eager_loop_and_one_process(tmp_path, function_one_process, n):
+    runs = _run_function_loop(tmp_path, n)
+    for r in runs[1:]:   # bit-identical replicas
+        assert r["function"]["final"] == runs[0]["function"]["final"]
+        assert r["function"]["losses"] == runs[0]["function"]["losses"]
+    for r in runs:
+        for got, want in zip(r["function"]["final"], r["eager"]["final"]):
+            assert _close(got, want), (got, want)
+        for got, want in zip(r["function"]["final"], function_one_process["eager"]["final"]):
+            assert _close(got, want), (got, want)
+        assert _close(r["function"]["losses"], function_one_process["eager"]["losses"])
+        assert _close(r["function"]["means"], r["global_means"])
+    # d/dv sum_q (q + 1) * allreduce((r + 1) v) on rank r: (r + 1) * sum_q (q + 1)
+    total = sum(q + 1.0 for q in range(n))
+    assert [r["grad"] for r in runs] == [[[(k + 1.0) * total] * 2] * 2 for k in range(n)]
 
 
 def test_mpiexec_comes_with_the_package():

@@ -1,6 +1,7 @@
 """The strategies, replica contexts and distributed datasets (see the package docstring)."""
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import threading
@@ -17,7 +18,7 @@ from tapeflow.core.tensor import Tensor
 from tapeflow.core.variables import Variable
 
 from . import _collective as C
-from . import _faults, _overlap
+from . import _faults, _graph, _overlap
 
 
 # ---- reduce ops, options ------------------------------------------------------------------------
@@ -203,7 +204,8 @@ class ReplicaContext:
         op = _reduce_op(reduce_op, "CollectiveReduce")
         flat, rebuild = _flatten(value)
         ts = [t if isinstance(t, Tensor) else K.convert_to_tensor(t) for t in flat]
-        with pause_all():
+        # MPI's all-reduce is a primitive tapes record (its gradient: the all-reduce of the gradient)
+        with contextlib.nullcontext() if self._strategy._records_all_reduce else pause_all():
             out = self._strategy._all_reduce(self, ts, [f"all_reduce/{i}" for i in range(len(ts))])
             if op == "MEAN":
                 n = self.num_replicas_in_sync
@@ -272,6 +274,7 @@ class Strategy:
     """
 
     _needs_sync = False
+    _records_all_reduce = False   # whether _all_reduce is a primitive that tapes record
 
     @property
     def num_replicas_in_sync(self) -> int:
@@ -314,11 +317,12 @@ class Strategy:
         op = _reduce_op(reduce_op, "StrategyReduce")
         parts = list(self._local_parts(value))
         with pause_all():
-            counts = []
+            counts, traced = [], _graph.tracing()
             for i, p in enumerate(parts):
                 t = p if isinstance(p, Tensor) else K.convert_to_tensor(p)
                 if axis is not None:
-                    counts.append(int(t.shape[axis]))
+                    # in a tf.function the rows are counted when the graph runs (the batch may have no static size)
+                    counts.append(K.shape(t)[axis] if traced else int(t.shape[axis]))
                     t = K.reduce_sum(t, axis)
                 parts[i] = t
             total = self._sum_across(parts)
@@ -326,6 +330,8 @@ class Strategy:
                 return total
             if axis is None:
                 n = self.num_replicas_in_sync
+            elif traced:
+                n = self._sum_across([K.cast(c, total.dtype) for c in counts])
             else:
                 n = self._count_across(sum(counts))
             return K.truediv(total, K.cast(n, total.dtype))
@@ -422,14 +428,13 @@ class MPIClusterResolver:
         return f"MPIClusterResolver(task_id={self.task_id}, num_workers={self.num_workers})"
 
 
-def _eager_only(tensors, what):
-    """MPI's collectives run on values: a tf.function being traced has none (yet) to send."""
-    if any(t._h is None and t._arr is None for t in tensors):
+def _eager_only(what, op):
+    """The collectives without a graph node: a tf.function being traced has no values (yet) to send."""
+    if _graph.tracing():
         raise InvalidArgumentError(
-            f"{what} of MultiWorkerMirroredStrategy inside a tf.function being traced: its MPI collectives run "
-            "eagerly, on values; allowed: strategy.run on a plain Python function (compute inside it with "
-            "tf.function if you like, the all-reduce and apply_gradients outside; fit runs its steps eagerly "
-            "under the strategy)", "CollectiveReduce")
+            f"{what} of MultiWorkerMirroredStrategy inside a tf.function being traced: it runs eagerly, on values; "
+            "allowed inside a tf.function: strategy.run, strategy.reduce, the replica context's all_reduce and "
+            "optimizer.apply_gradients (call gather outside the function)", op)
 
 
 class MultiWorkerMirroredStrategy(Strategy):
@@ -466,6 +471,7 @@ class MultiWorkerMirroredStrategy(Strategy):
             raise ImportError(f"MultiWorkerMirroredStrategy needs mpi4py and an MPI library: pip install "
                               f"tapeflow-distribute (brings mpi4py and mpich) ({e})") from None
         self._comm = C.MPIComm(MPI.COMM_WORLD.Dup())
+        self._records_all_reduce = True
         if cluster_resolver is not None and (cluster_resolver.task_id, cluster_resolver.num_workers) != \
                 (self._comm.rank, self._comm.size):
             raise InvalidArgumentError(f"{cluster_resolver!r} does not match MPI (rank {self._comm.rank} of "
@@ -533,23 +539,27 @@ class MultiWorkerMirroredStrategy(Strategy):
         return [_local(value, 0)]
 
     def _sum_across(self, parts):
+        if _graph.tracing():   # a node of the tf.function's graph, run with it
+            return _graph.all_reduce(self._comm, parts, ["reduce"], "strategy.reduce", self._bytes)[0]
         return self._comm.all_reduce(parts, self._bytes)[0]
 
     def _count_across(self, n):
         return int(self._comm.comm.allreduce(int(n)))
 
     def _gather_across(self, parts):
+        _eager_only("strategy.gather", "CollectiveGather")
         return self._comm.all_gather(parts[0])
 
     def _all_reduce(self, ctx, tensors, names):
-        _eager_only(tensors, "all_reduce")
-        summed = self._overlapped(tensors)   # gradients of a tape.gradient: summed during it
-        if summed is not None:
-            return summed
-        self._comm.check(C.signature(names, tensors), "all_reduce", "CollectiveReduce")
-        return self._comm.all_reduce(tensors, self._bytes)
+        if not _graph.tracing():
+            summed = self._overlapped(tensors)   # gradients of a tape.gradient: summed during it
+            if summed is not None:
+                return summed
+        # the primitive: run now, or in a tf.function a node of its graph, run with it
+        return _graph.all_reduce(self._comm, tensors, names, "all_reduce", self._bytes)
 
     def _all_gather(self, ctx, t):
+        _eager_only("all_gather", "CollectiveGather")
         self._comm.check([("all_gather", tuple(t._shape[1:]), t._dtype.name)], "all_gather", "CollectiveGather")
         return self._comm.all_gather(t)
 
@@ -580,7 +590,7 @@ class MultiWorkerMirroredStrategy(Strategy):
         with pause_all():
             raw = [g if isinstance(g, Tensor) else K.convert_to_tensor(g) for g, _ in pairs]
             variables = [v for _, v in pairs]
-            summed = self._overlapped(raw, variables)
+            summed = None if _graph.tracing() else self._overlapped(raw, variables)
             if summed is not None:   # all-reduced (and scaled) during the backward pass
                 self._broadcast_variables([v for v in variables if not self._synced.has(v)])
             else:
@@ -589,14 +599,20 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def _reduce_gradients(self, ctx, optimizer, raw, variables):
         """The synchronous path: this replica's (scaled) gradients checked across ranks, then summed."""
-        _eager_only(raw, f"{type(optimizer).__name__}.apply_gradients")
         grads = ctx._scale_grads(raw)
-        fresh = [not self._synced.has(v) for v in variables]
-        sig = [(v.name, tuple(g._shape), g._dtype.name + (" (not yet broadcast)" if f else ""))
-               for g, v, f in zip(grads, variables, fresh)]
-        self._comm.check(sig, f"gradients of {type(optimizer).__name__}.apply_gradients", "CollectiveReduce")
-        if any(fresh):   # created outside scope(): rank 0's value before the first update
-            self._broadcast_variables([v for v, f in zip(variables, fresh) if f])
+        what = f"gradients of {type(optimizer).__name__}.apply_gradients"
+
+        def prepare(values):   # on the gradients' values: eagerly now, in a tf.function each time its graph runs
+            fresh = [not self._synced.has(v) for v in variables]
+            sig = [(v.name, tuple(g._shape), g._dtype.name + (" (not yet broadcast)" if f else ""))
+                   for g, v, f in zip(values, variables, fresh)]
+            self._comm.check(sig, what, "CollectiveReduce")
+            if any(fresh):   # created outside scope(): rank 0's value before the first update
+                self._broadcast_variables([v for v, f in zip(variables, fresh) if f])
+
+        if _graph.tracing():   # a node of the tf.function's graph, run with it
+            return _graph.all_reduce(self._comm, grads, [v.name for v in variables], what, self._bytes, prepare)
+        prepare(grads)
         return self._comm.all_reduce(grads, self._bytes)
 
     # -- fit's hooks ----------------------------------------------------------------------------------------
