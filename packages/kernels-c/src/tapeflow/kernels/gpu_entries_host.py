@@ -4,9 +4,9 @@ Each entry copies its operands to host memory, calls the CPU library's ``tpf_<na
 code the CPU backend runs) and copies the results back to the device: the segment max/min/prod
 and tensor_scatter_nd_max/min (``csrc/segment.c``: a scatter with a max/min/product needs atomics per
 dtype on a device, and these ops are rare outside graph networks) and the CTC loss (``csrc/ctc.c``: a sequential
-dynamic program per sequence), and the gamma, Poisson and binomial draws (``csrc/random_dist.c``: rejection
-samplers with a data-dependent number of tries per element).  The cost is one transfer of the inputs and one of
-the outputs.
+dynamic program per sequence), the gamma, Poisson and binomial draws (``csrc/random_dist.c``: rejection
+samplers with a data-dependent number of tries per element), and the fused LSTM cell (``csrc/rnn.c``).  The cost
+is one transfer of the inputs and one of the outputs.
 
 >>> from tapeflow.kernels.gpu_entries_host import HostEntries
 >>> callable(HostEntries.segment_reduce)
@@ -127,6 +127,16 @@ class HostEntries:
         return self._host_call("optim_update", [(b, nb) for b in bufs] + [(grad, nb)], [(b, nb) for b in bufs],
                                [kind, dt, flags, *call, f"in{len(bufs)}", n, h0, h1, h2, h3, h4],
                                inout={i: i for i in range(len(bufs))})
+
+    def lstm_cell(self, dt, batch, units, z, c, h_out, c_out):
+        """One LSTM step's gates (``csrc/rnn.c``) on the host: ``z`` [batch, 4 * units] and ``c`` [batch, units] in,
+        the new ``h`` and ``c`` [batch, units] out (a device tensor's step costs a transfer each way)."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if min(batch, units) < 0:
+            return self._host_call("lstm_cell", [], [], [dt, batch, units, None, None, None, None])
+        n = batch * units * es
+        return self._host_call("lstm_cell", [(z, 4 * n), (c, n)], [(h_out, n), (c_out, n)],
+                               [dt, batch, units, "in0", "in1", "out0", "out1"])
 
     # ---- gamma, Poisson and binomial draws (csrc/random_dist.c): rejection samplers, on the host ----------
 
