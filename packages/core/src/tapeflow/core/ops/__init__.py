@@ -29,6 +29,7 @@ from . import set_ops  # noqa: F401,E402
 from .set_ops import *  # noqa: F401,F403,E402
 from . import manip_ops  # noqa: F401,E402
 from .manip_ops import *  # noqa: F401,F403,E402
+from . import rnn_ops  # noqa: F401,E402  (the fused LSTM cell of the Keras layers; no tf.* name)
 from . import complex_ops, fft_ops  # noqa: F401,E402  (tf.math.real & co. stay in tf.math, tf.signal's in tf.signal)
 from .complex_ops import angle, complex, conj, imag, real  # noqa: F401,E402
 

@@ -353,6 +353,17 @@ def _relu_grad(cx, node, ins):  # dy where x > 0, with inputs (dy, x)
                              _scalar(cx, 0, g)])
 
 
+@converts("lstm_cell")
+def _lstm_cell(cx, node, ins):  # gates i, f, g, o of z; c' = sig(f) c + sig(i) tanh(g), h' = sig(o) tanh(c')
+    u = node.inputs[1]._shape[1]
+    if u is None:
+        _unsupported(node, "the fused LSTM cell with an unknown number of units")
+    zi, zf, zg, zo = cx.node("Split", [ins[0], cx.i64([u] * 4)], n_out=4, axis=1)
+    cn = cx.node("Add", [cx.node("Mul", [cx.node("Sigmoid", [zf]), ins[1]]),
+                         cx.node("Mul", [cx.node("Sigmoid", [zi]), cx.node("Tanh", [zg])])])
+    return cx.node("Mul", [cx.node("Sigmoid", [zo]), cx.node("Tanh", [cn])]), cn
+
+
 @converts("sigmoid_cross_entropy_with_logits")
 def _sigmoid_xent(cx, node, ins):  # max(x, 0) - x z + log(1 + exp(-|x|)), inputs (labels z, logits x)
     z, lg = ins
