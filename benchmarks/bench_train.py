@@ -5,7 +5,8 @@ TensorFlow (raw ops with a tape, and Keras), in one run.
   backward, update.  tapeflow twice: raw ops on a tape, and Keras-style layers.
 * CNN: the seeds' Conv2D(16, 3)-Conv2D(16, 3)-GlobalAveragePooling2D-Dense(10) on 28x28x1, batch 32.
 * LSTM cell: the seeds' ``lstm_cell`` (concat, matmul, split, sigmoid/tanh), batch 32, input 128,
-  hidden 256: one forward step, and forward + backward.
+  hidden 256: one forward step, and forward + backward; "fused": the same step as tf.keras.layers.LSTM runs it
+  (two matmuls, then core's one-kernel ``lstm_cell``), beside torch.nn.LSTMCell.
 
 Targets (issue 5): MLP < 2 ms, CNN < 6 ms, LSTM cell < 0.25 ms per step.  Each framework runs in
 its own worker process (one OpenMP runtime per process: importing PyTorch next to tapeflow makes
@@ -308,6 +309,46 @@ def tapeflow_lstm():
     return fwd, fwd_bwd
 
 
+# the same step in Keras's gate order (i, f, g, o: the seeds' g block moved third), split into the input and
+# recurrent kernels, through tapeflow's fused gate kernel (what tf.keras.layers.LSTM runs) and torch's LSTMCell
+wl_ifgo = np.concatenate([wl[:, HID:2 * HID], wl[:, 2 * HID:3 * HID], wl[:, :HID], wl[:, 3 * HID:]], axis=1)
+
+
+def tapeflow_lstm_fused():
+    from tapeflow.core.ops.rnn_ops import lstm_cell as fused
+
+    x, h, c = tf.constant(xl), tf.constant(hl), tf.constant(cl)
+    wx, wh = tf.constant(wl_ifgo[:IN]), tf.constant(wl_ifgo[IN:])
+
+    def fwd():
+        return fused(tf.matmul(x, wx) + tf.matmul(h, wh), c)
+
+    def fwd_bwd():
+        with tf.GradientTape() as tape:
+            tape.watch([wx, wh])
+            h2, c2 = fused(tf.matmul(x, wx) + tf.matmul(h, wh), c)
+            loss = tf.reduce_sum(h2) + tf.reduce_sum(c2)
+        return tape.gradient(loss, [wx, wh])
+    return fwd, fwd_bwd
+
+
+def torch_lstm_fused():
+    x, h, c = torch.tensor(xl), torch.tensor(hl), torch.tensor(cl)
+    cell = torch.nn.LSTMCell(IN, HID, bias=False)
+    with torch.no_grad():
+        cell.weight_ih.copy_(torch.tensor(wl_ifgo[:IN].T))
+        cell.weight_hh.copy_(torch.tensor(wl_ifgo[IN:].T))
+
+    def fwd():
+        with torch.no_grad():
+            return cell(x, (h, c))
+
+    def fwd_bwd():
+        h2, c2 = cell(x, (h, c))
+        return torch.autograd.grad(h2.sum() + c2.sum(), [cell.weight_ih, cell.weight_hh])
+    return fwd, fwd_bwd
+
+
 def torch_lstm():
     x, h, c = torch.tensor(xl), torch.tensor(hl), torch.tensor(cl)
     w = torch.tensor(wl, requires_grad=True)
@@ -342,9 +383,10 @@ def tf_lstm():
 
 
 if WORKER and "lstm" in PARTS:
-    makers = {"tapeflow": tapeflow_lstm} if tf is not None else {}
+    makers = {"tapeflow": tapeflow_lstm, "tapeflow fused": tapeflow_lstm_fused} if tf is not None else {}
     if torch is not None:
         makers["pytorch"] = torch_lstm
+        makers["pytorch LSTMCell"] = torch_lstm_fused
     if tensorflow is not None:
         makers["tensorflow"] = tf_lstm
     pairs = {k: m() for k, m in makers.items()}
@@ -414,8 +456,8 @@ for r in range(1 if QUICK else ROUNDS):
                         dst[k] = min(dst.get(k, float("inf")), v) if work != "profile_us" else v
             elif last:
                 print(line)
-order = ["tapeflow", "tapeflow layers", "tapeflow layers+Adam", "pytorch", "tensorflow raw+tape", "tensorflow keras",
-         "tensorflow"]
+order = ["tapeflow", "tapeflow layers", "tapeflow layers+Adam", "tapeflow fused", "pytorch", "pytorch LSTMCell",
+         "tensorflow raw+tape", "tensorflow keras", "tensorflow"]
 for work in best:
     best[work] = {k: best[work][k] for k in sorted(best[work], key=order.index)} if work != "profile_us" else best[work]
 if "mlp" in best:

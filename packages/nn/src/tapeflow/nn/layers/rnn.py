@@ -14,8 +14,14 @@ from .. import activations as _act
 from .. import initializers as _init
 from .. import regularizers as _reg
 from tapeflow.core.errors import InvalidArgumentError
+from tapeflow.core.ops.rnn_ops import lstm_cell as _lstm_cell
 
 from .base import InputSpec, Layer
+
+
+#: the activations the fused LSTM kernel computes (Keras's defaults, given by name or as functions)
+_TANH, _SIGMOID = (_act.tanh, K.tanh), (_act.sigmoid, K.sigmoid)
+_FUSED_DTYPES = (K.float32, K.float64)
 
 
 def _split(z, n):
@@ -84,6 +90,9 @@ class LSTMCell(Layer):
     def step(self, xw, h, c):
         """One step from the input projection ``xw = x @ kernel + bias``."""
         z = K.add(xw, K.matmul(h, self.recurrent_kernel.read_value()))
+        if self.activation in _TANH and self.recurrent_activation in _SIGMOID and z._dtype in _FUSED_DTYPES \
+                and c._dtype is z._dtype and len(c._shape) == 2 and c._shape[0] == z._shape[0]:
+            return _lstm_cell(z, c)  # the default activations: one fused kernel for the gates and the new h, c
         zi, zf, zg, zo = _split(z, 4)
         ra, a = self.recurrent_activation, self.activation
         c = K.add(K.multiply(ra(zf), c), K.multiply(ra(zi), a(zg)))
