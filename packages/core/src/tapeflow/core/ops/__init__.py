@@ -28,6 +28,7 @@ from .segment_ops import *  # noqa: F401,F403,E402
 from . import set_ops  # noqa: F401,E402
 from .set_ops import *  # noqa: F401,F403,E402
 from . import manip_ops  # noqa: F401,E402
+from . import random_dist_ops  # noqa: F401,E402  (tf.random.gamma & co.; their names stay in tf.random)
 from .manip_ops import *  # noqa: F401,F403,E402
 from . import rnn_ops  # noqa: F401,E402  (the fused LSTM cell of the Keras layers; no tf.* name)
 from . import complex_ops, fft_ops  # noqa: F401,E402  (tf.math.real & co. stay in tf.math, tf.signal's in tf.signal)
