@@ -4,6 +4,7 @@ Without this, the other workers would wait forever in their next collective for 
 """
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -20,10 +21,11 @@ def install(rank: int) -> None:
     def hook(tp, value, tb):
         try:
             sys.stdout.flush()
-            sys.stderr.write(f"tapeflow.distribute: worker {rank} raised {tp.__name__}; aborting the whole job "
-                             "(MPI_Abort)\n")
-            traceback.print_exception(tp, value, tb)
             sys.stderr.flush()
+            # one write: the workers' reports reach a shared stderr whole, not interleaved line by line
+            text = (f"tapeflow.distribute: worker {rank} raised {tp.__name__}; aborting the whole job (MPI_Abort)\n"
+                    + "".join(traceback.format_exception(tp, value, tb)))
+            os.write(2, text.encode("utf-8", "replace"))
         finally:
             try:
                 from mpi4py import MPI
