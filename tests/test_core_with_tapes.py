@@ -57,3 +57,19 @@ def test_poisson_and_binomial_have_no_gradient():
         tape.watch(lam)
         x = tf.random.poisson([3], lam, seed=1)
     assert tape.gradient(x, lam) is None
+
+
+def _cpu_const(x, dtype="float32"):
+    with tf.device("cpu:0"):
+        return tf.constant(np.asarray(x, dtype))
+
+
+def test_matmul_hot_path_is_recorded():
+    a, b = _cpu_const([[1.0, 2.0], [3.0, 4.0]]), _cpu_const([[0.5, -1.0], [2.0, 1.0]])
+    with tf.GradientTape() as tape:
+        tape.watch([a, b])
+        y = tf.reduce_sum(tf.matmul(a, b, transpose_b=True))
+    ga, gb = tape.gradient(y, [a, b])
+    ones = np.ones((2, 2), np.float32)
+    np.testing.assert_allclose(ga.numpy(), ones @ b.numpy())
+    np.testing.assert_allclose(gb.numpy(), ones.T @ a.numpy())

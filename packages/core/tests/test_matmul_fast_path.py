@@ -1,6 +1,7 @@
 """The matmul hot path (issue 16 item 2): two 2-D CPU tensors of one float dtype, outside any device scope
 and any trace, go straight to the GEMM kernel without the general path's plan and placement; it gives
-what the general path gives, is recorded on tapes, and everything else still takes the general path."""
+what the general path gives, is recorded on tapes (tests/test_core_with_tapes.py), and everything else still
+takes the general path."""
 from __future__ import annotations
 
 import numpy as np
@@ -64,14 +65,3 @@ def test_other_cases_take_the_general_path(count_general):
 def test_empty_inner_dimension_gives_zeros():
     out = tf.matmul(_cpu(np.ones((2, 0))), _cpu(np.ones((0, 3))))
     assert out.shape == (2, 3) and out.numpy().tolist() == [[0.0] * 3] * 2
-
-
-def test_hot_path_is_recorded(count_general):
-    a, b = _cpu([[1.0, 2.0], [3.0, 4.0]]), _cpu([[0.5, -1.0], [2.0, 1.0]])
-    with tf.GradientTape() as tape:
-        tape.watch([a, b])
-        y = tf.reduce_sum(tf.matmul(a, b, transpose_b=True))
-    ga, gb = tape.gradient(y, [a, b])
-    ones = np.ones((2, 2), np.float32)
-    np.testing.assert_allclose(ga.numpy(), ones @ b.numpy())
-    np.testing.assert_allclose(gb.numpy(), ones.T @ a.numpy())
