@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import traceback
 
 _installed = [False]
@@ -26,6 +27,7 @@ def install(rank: int) -> None:
             text = (f"tapeflow.distribute: worker {rank} raised {tp.__name__}; aborting the whole job (MPI_Abort)\n"
                     + "".join(traceback.format_exception(tp, value, tb)))
             os.write(2, text.encode("utf-8", "replace"))
+            time.sleep(0.5)   # let mpiexec forward the report before MPI_Abort tears the job's output down
         finally:
             try:
                 from mpi4py import MPI
