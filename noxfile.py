@@ -100,7 +100,8 @@ def demo(session):
 def bench(session):
     """Benchmarks, printed as ratios against NumPy / PyTorch / TensorFlow measured in the same run."""
     install_packages(session, ORDER)
-    session.install("torch==2.13.0", "tensorflow-cpu", "psutil", "onnx>=1.16", "onnxruntime>=1.18")  # (bench_onnx)
+    session.install("torch==2.13.0", "tensorflow-cpu", "jax==0.10.2", "psutil", "onnx>=1.16",
+                    "onnxruntime>=1.18")  # (bench_onnx)
     session.run("python", "benchmarks/run_all.py", *session.posargs)
 
 
