@@ -107,6 +107,7 @@ def test_many_retraces_warn_naming_the_argument_that_changed():
             f(tf.constant(1.0), float(i))
     msgs = [str(m.message) for m in w if issubclass(m.category, RetracingWarning)]
     assert len(msgs) == 1
+    assert [m.category for m in w if issubclass(m.category, tf.errors.PerformanceWarning)] == [RetracingWarning]
     assert "argument 'step' changed from Python float" in msgs[0] and "retracing" in msgs[0]
 
 

@@ -46,8 +46,17 @@ __all__ = ["function", "defun", "Function", "ConcreteFunction", "FuncGraph", "in
 _names = itertools.count()
 
 
-class RetracingWarning(UserWarning):
-    """A tf.function traced again and again (each call with a new shape or Python value)."""
+class RetracingWarning(errors.PerformanceWarning):
+    """A tf.function traced again and again (each call with a new shape or Python value).
+
+    A :class:`~tapeflow.errors.PerformanceWarning` (so a ``UserWarning``, as TensorFlow's retracing warning):
+    ``warnings.filterwarnings("ignore", category=tf.errors.PerformanceWarning)`` silences it with the others.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.function import RetracingWarning
+    >>> issubclass(RetracingWarning, tf.errors.PerformanceWarning), issubclass(RetracingWarning, UserWarning)
+    (True, True)
+    """
 
 
 # ---- graphs ------------------------------------------------------------------------------------
