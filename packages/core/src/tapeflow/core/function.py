@@ -350,24 +350,9 @@ def _cluster(nodes, progs) -> list:
     """``nodes`` reordered so that the ones the C executor runs (``progs``) come in longer runs: a topological
     order that takes, among the nodes ready, one of the kind just taken (executor or not) when there is one,
     else the first in the old order.  Stateful nodes and variable reads keep their order among themselves."""
-    from .fusion import _ordered
+    from .fusion import _dependencies
 
-    made = {}
-    for k, node in enumerate(nodes):
-        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
-            made[id(o)] = k
-    deps = [set() for _ in nodes]
-    users = [[] for _ in nodes]
-    last = None
-    for k, node in enumerate(nodes):
-        pre = [made.get(id(t)) for t in node.inputs]
-        if _ordered(node):
-            pre.append(last)
-            last = k
-        for j in pre:
-            if j is not None and j != k and j not in deps[k]:
-                deps[k].add(j)
-                users[j].append(k)
+    deps, users = _dependencies(nodes)
     kind = [id(n) in progs for n in nodes]
     ready = [k for k in range(len(nodes)) if not deps[k]]
     order = []

@@ -302,6 +302,31 @@ def _ordered(node) -> bool:
     return _stateful(node) or bool(node.attrs and "var" in node.attrs)
 
 
+def _dependencies(nodes) -> tuple:
+    """The dependency graph of ``nodes`` (graph nodes), by index: ``deps[k]``, the set of nodes node ``k`` must
+    follow (the producers of its inputs among ``nodes``; for a stateful node or a variable read, also the one such
+    node before it in the list: their order is kept), and ``users[k]``, the nodes that must follow it, in order.
+    The graph orderings (this pass's, and ``function.Plan``'s clustering of the executor's kernels) schedule over
+    it."""
+    made = {}
+    for k, node in enumerate(nodes):
+        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
+            made[id(o)] = k
+    deps = [set() for _ in nodes]
+    users = [[] for _ in nodes]
+    last = None
+    for k, node in enumerate(nodes):
+        pre = [made.get(id(t)) for t in node.inputs]
+        if _ordered(node):  # after the stateful node or variable read before it
+            pre.append(last)
+            last = k
+        for j in pre:
+            if j is not None and j != k and j not in deps[k]:
+                deps[k].add(j)
+                users[j].append(k)
+    return deps, users
+
+
 def _toposort(nodes, fused_at):
     """The nodes with each group replaced by its fused node, in an order where producers come first."""
     items = []  # (node, original position)
@@ -311,22 +336,7 @@ def _toposort(nodes, fused_at):
                 items.append(fused_at[i])
         else:
             items.append(node)
-    made = {}
-    for k, node in enumerate(items):
-        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
-            made[id(o)] = k
-    deps = [set() for _ in items]
-    users = [[] for _ in items]
-    last = None
-    for k, node in enumerate(items):
-        pre = [made.get(id(t)) for t in node.inputs]
-        if _ordered(node):  # after the stateful node or variable read before it
-            pre.append(last)
-            last = k
-        for j in pre:
-            if j is not None and j != k and j not in deps[k]:
-                deps[k].add(j)
-                users[j].append(k)
+    deps, users = _dependencies(items)
     import heapq
 
     ready = [k for k in range(len(items)) if not deps[k]]
