@@ -142,3 +142,24 @@ def test_unknown_or_absent_options_say_what_is_allowed(options):
         options({"layout_optimizer": True})
     with pytest.raises(TypeError):
         options({"constant_folding": "yes"})
+
+
+def test_broadcast_to_read_by_a_binary_op_is_not_materialized(options):
+    def f(x, y):  # the gradient of a mean over the spatial axes is such a broadcast
+        m = tf.reduce_mean(x, axis=[1, 2], keepdims=True)
+        return tf.broadcast_to(m, [2, 5, 5, 3]) * y, y - tf.broadcast_to(m, [2, 5, 5, 3])
+
+    spec = tf.TensorSpec([2, 5, 5, 3])
+    assert "broadcast_to" not in _ops(tf.function(f), spec, spec)
+    rng = np.random.default_rng(0)
+    x, y = (tf.constant(rng.standard_normal([2, 5, 5, 3]).astype(np.float32)) for _ in range(2))
+    for got, want in zip(tf.function(f)(x, y), f(x, y)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # a broadcast that makes the op's output larger than the other operand stays
+    g = tf.function(lambda x, y: tf.broadcast_to(x, [4, 3]) + y)
+    assert "broadcast_to" in _ops(g, tf.TensorSpec([3]), tf.TensorSpec([3]))
+    np.testing.assert_array_equal(g(tf.ones([3]), tf.ones([3])).numpy(), np.full([4, 3], 2.0, np.float32))
+    # jit_compile=True keeps it (a fused kernel broadcasts only scalars and trailing dimensions)
+    assert "broadcast_to" in _ops(tf.function(f, jit_compile=True), spec, spec)
+    options({"arithmetic_optimization": False})
+    assert "broadcast_to" in _ops(tf.function(f), spec, spec)

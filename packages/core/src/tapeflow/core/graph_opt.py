@@ -1,7 +1,8 @@
 """Graph passes: what a traced graph goes through before it is compiled into a plan.
 
 In order: algebraic simplification (``x * 1``, ``x + 0``, ``x - 0``, ``x / 1``, a transpose of a
-transpose, a reshape of a reshape, a cast to the dtype a tensor has), constant folding (a node whose
+transpose, a reshape of a reshape, a cast to the dtype a tensor has, a ``broadcast_to`` read by a binary
+element-wise op that broadcasts by itself), constant folding (a node whose
 inputs are all constants runs once, now: never a stateful node, a random draw or a variable read),
 common-subexpression elimination (two nodes of the same primitive on the same inputs with the same
 attributes compute once), and dead-code elimination with the memory plan in ``function.Plan``
@@ -121,6 +122,8 @@ _IDENTITY_RIGHT = {"multiply": 1, "add": 0, "subtract": 0, "real_div": 1, "trued
 
 def _simplify(graph, sub):
     keep = []
+    made: dict = {}  # id(output) -> the node that makes it (a broadcast_to)
+    jit = bool(getattr(graph, "jit_compile", False))
     for node in graph.nodes:
         _rewire(node, sub)
         out = node.outputs
@@ -128,6 +131,11 @@ def _simplify(graph, sub):
         x = None
         if isinstance(out, Tensor):
             ins = node.inputs
+            if name == "broadcast_to":
+                made[id(out)] = node
+            elif len(ins) == 2 and not jit and made and _broadcasting_binary(name):
+                _unbroadcast(node, made)
+                ins = node.inputs
             if name in _IDENTITY_RIGHT and len(ins) == 2:
                 a, b = ins
                 unit = _IDENTITY_RIGHT[name]
@@ -155,6 +163,38 @@ def _simplify(graph, sub):
             continue
         keep.append(node)
     graph.nodes = keep
+
+
+def _broadcasting_binary(name) -> bool:
+    from .fusion import _BI
+
+    return name in _BI
+
+
+def _known(t) -> bool:
+    return isinstance(t, Tensor) and None not in tuple(t._shape)
+
+
+def _unbroadcast(node, made):
+    """A binary element-wise op (they broadcast their operands) reading a ``broadcast_to`` of ``x`` reads ``x``
+    itself when that gives its output's shape: the same values without materializing the broadcast copy (the
+    gradient of a mean over some axes is such a broadcast).  Not under ``jit_compile=True``: a fused kernel
+    broadcasts only scalars and trailing dimensions."""
+    out = node.outputs
+    for k in (0, 1):
+        b = made.get(id(node.inputs[k]))
+        if b is None or len(b.inputs) != 1:
+            continue
+        x, other = b.inputs[0], node.inputs[1 - k]
+        if not (_known(x) and _known(other) and _known(out)) or x._dtype is not node.inputs[k]._dtype or \
+                x._dev is not node.inputs[k]._dev:
+            continue
+        try:
+            shape = np.broadcast_shapes(tuple(x._shape), tuple(other._shape))
+        except ValueError:
+            continue
+        if tuple(shape) == tuple(out._shape):
+            node.inputs = (x, other) if k == 0 else (other, x)
 
 
 def _producer(graph, t, nodes):
