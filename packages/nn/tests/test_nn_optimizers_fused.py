@@ -1,8 +1,9 @@
 """Fused optimizer steps (issue 16 item 3): one kernel per variable (csrc/optim.c), in place.
 
 Eager steps of float32/float64 variables on the CPU run ``tpf_optim_update``: the variable and its
-slots are written in place, in one pass.  The op-by-op update (``Optimizer._fused = False``; graphs,
-other devices and half types always take it) is the reference: the two give the same bits.
+slots are written in place, in one pass; inside a tf.function, each variable's step is one stateful
+``optimizer_update`` node that runs the same kernel.  The op-by-op update (``Optimizer._fused = False``; other
+devices and half types always take it) is the reference: the two give the same bits.
 """
 from __future__ import annotations
 
@@ -84,23 +85,36 @@ def test_values_read_before_a_step_keep_them():
     assert not np.array_equal(v.numpy(), kept[0])
 
 
-@pytest.mark.parametrize("name", ["sgd_momentum", "adam_amsgrad", "rmsprop_centered_momentum", "adagrad"])
-def test_compiled_step_traces_the_op_path_and_matches(name):
-    """Inside tf.function the update is the op-by-op one (it traces); it equals the eager fused step."""
-    def run(compiled):
-        v = tf.Variable(np.linspace(-1, 1, 6).astype(np.float32))
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("shape", [(6,), (300, 200)])
+def test_compiled_step_is_one_fused_node_per_variable_and_matches(name, shape):
+    """Inside tf.function each variable's step is one ``optimizer_update`` node (the fused kernel, in place, when
+    the graph runs); it equals the eager fused step and the compiled op-by-op update bit for bit."""
+    def run(compiled, fused=True):
+        v = tf.Variable(np.linspace(-1, 1, int(np.prod(shape))).astype(np.float32).reshape(shape))
+        w = tf.Variable(np.full([3], 0.25, np.float32))
         opt = CASES[name]()
+        opt._fused = fused
 
         def step(g):
-            opt.apply_gradients([(g, v)])
+            opt.apply_gradients([(g, v), (g[..., :3] if len(shape) == 1 else g[0, :3], w)])
 
         if compiled:
             step = tf.function(step)
+        g = np.linspace(0.5, -0.5, v.shape.num_elements()).astype(np.float32).reshape(shape)
         for i in range(3):
-            step(tf.constant(np.linspace(0.5, -0.5, 6).astype(np.float32) * (i + 1)))
-        return v.numpy()
+            step(tf.constant(g * (i + 1)))
+        ops = [] if not compiled else [st[6].prim.name for st in step.get_concrete_function(
+            tf.TensorSpec(shape, tf.float32))._plan.steps]
+        return v.numpy(), w.numpy(), [s.numpy() for s in opt.variables], ops
 
-    np.testing.assert_array_equal(run(True), run(False))
+    eager, compiled, op_by_op = run(False), run(True), run(True, fused=False)
+    assert compiled[3].count("optimizer_update") == 2
+    assert "optimizer_update" not in op_by_op[3]
+    for a, b, c in zip(eager[:2] + tuple(eager[2]), compiled[:2] + tuple(compiled[2]),
+                       op_by_op[:2] + tuple(op_by_op[2]), strict=True):
+        np.testing.assert_array_equal(b, a)
+        np.testing.assert_array_equal(c, a)
 
 
 def test_half_variables_take_the_op_path():

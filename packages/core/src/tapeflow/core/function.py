@@ -99,6 +99,9 @@ class FuncGraph(Graph):
             v = n.attrs.get("var") if n.attrs else None
             if v is not None:
                 seen.setdefault(id(v), v)
+                for s in n.attrs.get("slots", ()):  # an optimizer's step updates its slot variables too
+                    if s is not None:
+                        seen.setdefault(id(s), s)
             for sub in _subgraphs(n):
                 for v in sub.captured_variables():
                     seen.setdefault(id(v), v)

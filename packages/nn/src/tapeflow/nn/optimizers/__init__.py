@@ -63,19 +63,40 @@ _SGD, _ADAM, _RMSPROP, _ADAGRAD = range(4)
 
 def _fused_step(opt, kind, flags, g, var, slots, h0, h1=0.0, h2=0.0, h3=0.0, h4=0.0) -> bool:
     """Run ``var``'s step as one fused kernel (``csrc/optim.c``) writing the variable and its ``slots`` in place,
-    when it can: eager, a float32/float64 variable on the CPU, its gradient and slots there too.  Returns False (nothing
-    done) otherwise, and the caller runs the update op by op (graphs, other devices, half types); both give the
+    when it can: a float32/float64 variable on the CPU, its gradient and slots there too.  Returns False (nothing
+    done) otherwise, and the caller runs the update op by op (other devices, half types); both give the
     same bits.  A variable whose buffer something else holds (a tensor read before, a NumPy view) gets a
-    private copy first, so values read before the step keep theirs."""
+    private copy first, so values read before the step keep theirs.  While tracing a graph function, the step
+    is one stateful ``optimizer_update`` node that runs the kernel when the graph runs (a rate that is a tensor
+    there, Adam's step-dependent one, is a float32 scalar input of the node; float32 variables only then)."""
     x = var._value
     be = var._be
-    if not opt._fused or x._dtype not in _FUSED_DTYPES or g._dev is not x._dev or be.name != "cpu" \
-            or current_graph() is not None:
+    if not opt._fused or x._dtype not in _FUSED_DTYPES or g._dev is not x._dev or be.name != "cpu":
         return False
     for s in slots:  # the slots too (made on the default device, which may not be the variable's)
         if s is not None and s._value._dev is not x._dev:
             return False
+    hyper = (h0, h1, h2, h3, h4)
+    if any(isinstance(h, Tensor) and (h._dtype is not K.float32 or h._shape != () or x._dtype is not K.float32)
+           for h in hyper):
+        return False
     del x
+    graph = current_graph()
+    if graph is not None:
+        tensors = tuple(h for h in hyper if isinstance(h, Tensor))
+        consts = tuple(None if isinstance(h, Tensor) else float(h) for h in hyper)
+        for v in (var, *slots):  # later reads in the graph read the updated values
+            if v is not None:
+                graph.reads.pop(v, None)
+        run_tensors(_OPTIM_UPDATE, (g,) + tensors, {"var": var, "slots": tuple(slots), "kind": kind, "flags": flags,
+                                                    "consts": consts})
+        return True
+    _optim_kernel(kind, flags, g, var, slots, tuple(float(h.numpy()) if isinstance(h, Tensor) else h for h in hyper))
+    return True
+
+
+def _optim_kernel(kind, flags, g, var, slots, hyper):
+    be = var._be
     null = be.ffi.NULL
     written = [s for s in (var, *slots) if s is not None]
     for s in written:  # a read of one of them on another thread waits for the kernel (Variable._read)
@@ -84,14 +105,26 @@ def _fused_step(opt, kind, flags, g, var, slots, h0, h1=0.0, h2=0.0, h3=0.0, h4=
         hs = [null if s is None else s._own_buffer() for s in slots] + [null] * (3 - len(slots))
         w = var._own_buffer()
         st = be.optim_update(kind, g._dtype.code, flags, w, hs[0], hs[1], hs[2], g._h, g._size,
-                             float(h0), float(h1), float(h2), float(h3), float(h4))
+                             *(float(h) for h in hyper))
     finally:
         for s in written:
             s._writing = False
             s._lock.release()
     if st:
         kernel_failed(st, "optim_update", "ApplyGradients")
-    return True
+
+
+def _optim_infer(g, *rates, var, slots, kind, flags, consts):
+    return var._value._shape, var._value._dtype
+
+
+@primitive("optimizer_update", "ApplyGradients", infer=_optim_infer, stateful=True,
+           internal="one variable's optimizer step in a graph function: csrc/optim.c's fused kernel, in place")
+def _OPTIM_UPDATE(dev, g, *rates, var, slots, kind, flags, consts):
+    it = iter(rates)  # the rates computed in the graph (float32 scalars), in the places consts leaves open
+    hyper = tuple(float(next(it).numpy()) if c is None else c for c in consts)
+    _optim_kernel(kind, flags, g, var, slots, hyper)
+    return var._value
 
 
 class Optimizer:
@@ -426,7 +459,7 @@ class Adam(Optimizer):
 
     def _update(self, g, var, slots, lr):
         m, v = slots["momentum"], slots["velocity"]
-        if not isinstance(self._alpha, Tensor) and _fused_step(
+        if _fused_step(
                 self, _ADAM, 1 if self.amsgrad else 0, g, var,
                 (m, v, slots["velocity_hat"]) if self.amsgrad else (m, v),
                 self._alpha, self._c1, self._c2, _f32(self.epsilon)):
