@@ -163,3 +163,26 @@ def test_broadcast_to_read_by_a_binary_op_is_not_materialized(options):
     assert "broadcast_to" in _ops(tf.function(f, jit_compile=True), spec, spec)
     options({"arithmetic_optimization": False})
     assert "broadcast_to" in _ops(tf.function(f), spec, spec)
+
+
+def test_memory_plan_releases_reads_when_folded_constants_follow_the_steps(options):
+    """A variable read is an intermediate like any other, also in a graph whose passes replaced tensors by
+    constants (kept after the steps' outputs): released after its last use, so the update after it writes the
+    variable's own buffer in place instead of copying it each call."""
+    v = tf.Variable(np.ones([64, 64], np.float32))
+
+    @tf.function
+    def step(x):
+        scale = tf.exp(tf.constant(0.0)) * 0.5  # folded into a constant
+        v.assign_sub(tf.matmul(x, v.read_value()) * scale)
+
+    x = tf.constant(np.full([64, 64], 1e-3, np.float32))
+    step(x)
+    assert tf.function(step.python_function).get_concrete_function(x).graph.replaced  # the folded constant
+    addrs = []
+    for _ in range(3):
+        step(x)
+        addrs.append(v._value._arr.__array_interface__["data"][0])
+    assert addrs[0] == addrs[1] == addrs[2]
+    reads = [st for st in step.get_concrete_function(x)._plan.steps if st[6].prim.name == "read_variable"]
+    assert all(st[3] in (i for s in step.get_concrete_function(x)._plan.steps for i in s[8]) for st in reads)

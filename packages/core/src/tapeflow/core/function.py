@@ -224,6 +224,7 @@ class Plan:
         for k, v in consts:
             slot[k] = len(template)
             template.append(v)
+        first_inter = len(template)  # the steps' outputs from here (replaced constants may follow them)
         steps = []
         for node in keep:
             outs = node.outputs
@@ -256,7 +257,6 @@ class Plan:
             for k, st in enumerate(steps):
                 for i in st[2]:
                     last[i] = k
-            first_inter = len(template) - sum(1 if type(st[3]) is int else len(st[3]) for st in steps)
             keep_slots = set(i for i in (slot[id(t)] for t in outputs if isinstance(t, Tensor)))
             frees = [[] for _ in steps]
             for i, k in last.items():
