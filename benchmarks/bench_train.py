@@ -8,6 +8,12 @@ TensorFlow (raw ops with a tape, and Keras), in one run.
   hidden 256: one forward step, and forward + backward; "fused": the same step as tf.keras.layers.LSTM runs it
   (two matmuls, then core's one-kernel ``lstm_cell``), beside torch.nn.LSTMCell.
 
+Compiled rows (issue 15): "fit step (compiled)" is the train step ``model.fit`` runs, the model's ``train_step``
+under ``tf.function`` (tapeflow: ``model._step_function("train_step")``, what fit calls per batch; TensorFlow: Keras's
+``model.train_function`` after ``make_train_function()``), both with the compiled SGD and loss; the LSTM cell's
+"tf.function" rows are the seeds' cell (forward, and forward + backward) under ``tf.function``.  TensorFlow runs
+from the same interpreter when installed there, else from ``$BENCH_TENSORFLOW_PYTHON`` (another venv's python).
+
 Targets (issue 5): MLP < 2 ms, CNN < 6 ms, LSTM cell < 0.25 ms per step.  Each framework runs in
 its own worker process (one OpenMP runtime per process: importing PyTorch next to tapeflow makes
 tapeflow's kernels run on PyTorch's bundled libgomp, many times slower), the workers take turns
@@ -15,7 +21,7 @@ tapeflow's kernels run on PyTorch's bundled libgomp, many times slower), the wor
 Finally the tapeflow MLP step is profiled to show where its Python time goes.
 
 ``--threads 1`` runs every framework on one thread (OpenMP, OpenBLAS, MKL, PyTorch, TensorFlow):
-the per-step cost without thread scheduling, steadier on a shared machine.
+the per-step cost without thread scheduling, steadier on a shared machine (timed in process CPU time).
 
 usage: python benchmarks/bench_train.py [--quick] [--rounds N] [--threads N] [mlp] [cnn] [lstm] [profile]
 """
@@ -64,7 +70,9 @@ def optional_installed(name: str) -> bool:
 
 
 def interleaved(fns: dict, number: int, repeat: int = 5) -> dict:
-    """Seconds per call of each function: best of ``repeat`` rounds, the functions taking turns."""
+    """Seconds per call of each function: best of ``repeat`` rounds, the functions taking turns (with
+    ``--threads 1``, the process's CPU time: what other work on a shared machine takes is not counted)."""
+    clock = time.process_time if THREADS == 1 and "--threads" in ARGS else time.perf_counter
     for f in fns.values():
         for _ in range(3):
             f()
@@ -72,10 +80,10 @@ def interleaved(fns: dict, number: int, repeat: int = 5) -> dict:
     for _ in range(2 if QUICK else repeat):
         for k, f in fns.items():
             n = max(2, number // 4) if k.startswith("tensorflow") else number
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 f()
-            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+            best[k] = min(best[k], (clock() - t0) / n)
     return best
 
 
@@ -87,8 +95,9 @@ def report(title, times, target_ms, ref="tapeflow"):
     rows = []
     for k, t in times.items():
         rows.append([k, ms(t), f"{t / times[ref]:.2f}x"])
-    print(table(f"{title} (ms per step, {THREADS} thread(s); ratio = other / {ref}, >1 means tapeflow is "
-                f"faster; target < {target_ms} ms)", ["framework", "ms/step", "ratio"], rows))
+    target = f"; target < {target_ms} ms)" if target_ms != "-" else ")"
+    print(table(f"{title} (ms per step, {THREADS} thread(s); ratio = other / {ref}, >1 means {ref} is "
+                f"faster{target}", ["framework", "ms/step", "ratio"], rows))
 
 
 # ==== MLP 784-256-256-10, batch 128 =========================================================
@@ -134,6 +143,40 @@ def tapeflow_layers_mlp(optimizer="sgd"):
         tvars = model.trainable_variables
         opt.apply_gradients(zip(tape.gradient(loss, tvars), tvars))
     return step
+
+
+def tapeflow_fit_step(model, x_np_, y_np_):
+    """The step ``model.fit`` runs per batch: the compiled ``train_step`` (SGD, sparse cross-entropy)."""
+    model.compile(optimizer=tf.optimizers.SGD(LR), loss=tf.losses.SparseCategoricalCrossentropy(from_logits=True))
+    fn = model._step_function("train_step")
+    data = (tf.constant(x_np_), tf.constant(y_np_))
+    return lambda: fn(data)
+
+
+def tapeflow_fit_mlp():
+    L = tf.keras.layers
+    model = tf.keras.Sequential([L.Dense(256, activation="relu", input_shape=(784,)),
+                                 L.Dense(256, activation="relu"), L.Dense(10)])
+    model.set_weights([a for w in w_np for a in (w, np.zeros(w.shape[1], np.float32))])
+    return tapeflow_fit_step(model, x_np, y_np)
+
+
+def tf_fit_step(model, x_np_, y_np_):
+    """Keras's compiled train function (``model.fit``'s step, a ``tf.function``) on one batch."""
+    T, k = tensorflow, tensorflow.keras
+    model.compile(optimizer=k.optimizers.SGD(LR), loss=k.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.make_train_function()
+    fn = model.train_function
+    data = (T.constant(x_np_), T.constant(y_np_))
+    return lambda: fn(iter([data]))
+
+
+def tf_fit_mlp():
+    k = tensorflow.keras
+    model = k.Sequential([k.Input((784,)), k.layers.Dense(256, activation="relu"),
+                          k.layers.Dense(256, activation="relu"), k.layers.Dense(10)])
+    model.set_weights([a for w in w_np for a in (w, np.zeros(w.shape[1], np.float32))])
+    return tf_fit_step(model, x_np, y_np)
 
 
 def torch_mlp():
@@ -190,12 +233,13 @@ if WORKER and "mlp" in PARTS:
     fns = {}
     if tf is not None:
         fns = {"tapeflow": tapeflow_raw_mlp(), "tapeflow layers": tapeflow_layers_mlp(),
-               "tapeflow layers+Adam": tapeflow_layers_mlp("adam")}
+               "tapeflow layers+Adam": tapeflow_layers_mlp("adam"), "tapeflow fit step (compiled)": tapeflow_fit_mlp()}
     if torch is not None:
         fns["pytorch"] = torch_mlp()
     if tensorflow is not None:
         fns["tensorflow raw+tape"] = tf_raw_mlp()
         fns["tensorflow keras"] = tf_keras_mlp()
+        fns["tensorflow fit step (tf.function)"] = tf_fit_mlp()
     MEASURED["mlp"] = interleaved(fns, 30)
 
 # ==== the seeds' CNN, batch 32 ===============================================================
@@ -217,6 +261,21 @@ def tapeflow_cnn():
         tvars = model.trainable_variables
         opt.apply_gradients(zip(tape.gradient(loss, tvars), tvars))
     return step
+
+
+def tapeflow_fit_cnn():
+    L = tf.keras.layers
+    model = tf.keras.Sequential([L.Conv2D(16, 3, activation="relu", input_shape=(28, 28, 1)),
+                                 L.Conv2D(16, 3, activation="relu"), L.GlobalAveragePooling2D(), L.Dense(10)])
+    return tapeflow_fit_step(model, xc_np, yc_np)
+
+
+def tf_fit_cnn():
+    k = tensorflow.keras
+    model = k.Sequential([k.Input((28, 28, 1)), k.layers.Conv2D(16, 3, activation="relu"),
+                          k.layers.Conv2D(16, 3, activation="relu"), k.layers.GlobalAveragePooling2D(),
+                          k.layers.Dense(10)])
+    return tf_fit_step(model, xc_np, yc_np)
 
 
 def torch_cnn():
@@ -268,12 +327,13 @@ def tf_keras_cnn():
 
 
 if WORKER and "cnn" in PARTS:
-    fns = {"tapeflow": tapeflow_cnn()} if tf is not None else {}
+    fns = {"tapeflow": tapeflow_cnn(), "tapeflow fit step (compiled)": tapeflow_fit_cnn()} if tf is not None else {}
     if torch is not None:
         fns["pytorch"] = torch_cnn()
     if tensorflow is not None:
         fns["tensorflow raw+tape"] = tf_raw_cnn()
         fns["tensorflow keras"] = tf_keras_cnn()
+        fns["tensorflow fit step (tf.function)"] = tf_fit_cnn()
     MEASURED["cnn"] = interleaved(fns, 20)
 
 # ==== the seeds' LSTM cell ===================================================================
@@ -294,19 +354,24 @@ def lstm_cell(T, x, w, h, c, split, concat):
     return h, c
 
 
-def tapeflow_lstm():
-    x, h, c, w = tf.constant(xl), tf.constant(hl), tf.constant(cl), tf.constant(wl)
+def tapeflow_lstm(compiled=False, T=None):
+    T = T or tf
+    x, h, c, w = T.constant(xl), T.constant(hl), T.constant(cl), T.constant(wl)
 
-    def fwd():
-        return lstm_cell(tf, x, w, h, c, tf.split, tf.concat)
+    def fwd(x, w, h, c):
+        return lstm_cell(T, x, w, h, c, T.split, T.concat)
 
-    def fwd_bwd():
-        with tf.GradientTape() as tape:
+    def fwd_bwd(x, w, h, c):
+        with T.GradientTape() as tape:
             tape.watch(w)
-            h2, c2 = lstm_cell(tf, x, w, h, c, tf.split, tf.concat)
-            loss = tf.reduce_sum(h2) + tf.reduce_sum(c2)
+            h2, c2 = lstm_cell(T, x, w, h, c, T.split, T.concat)
+            loss = T.reduce_sum(h2) + T.reduce_sum(c2)
         return tape.gradient(loss, w)
-    return fwd, fwd_bwd
+    if compiled:  # traced once beforehand
+        fwd, fwd_bwd = T.function(fwd), T.function(fwd_bwd)
+        fwd(x, w, h, c)
+        fwd_bwd(x, w, h, c)
+    return (lambda: fwd(x, w, h, c)), (lambda: fwd_bwd(x, w, h, c))
 
 
 # the same step in Keras's gate order (i, f, g, o: the seeds' g block moved third), split into the input and
@@ -366,29 +431,19 @@ def torch_lstm():
     return fwd, fwd_bwd
 
 
-def tf_lstm():
-    T = tensorflow
-    x, h, c, w = T.constant(xl), T.constant(hl), T.constant(cl), T.constant(wl)
-
-    def fwd():
-        return lstm_cell(T, x, w, h, c, T.split, T.concat)
-
-    def fwd_bwd():
-        with T.GradientTape() as tape:
-            tape.watch(w)
-            h2, c2 = lstm_cell(T, x, w, h, c, T.split, T.concat)
-            loss = T.reduce_sum(h2) + T.reduce_sum(c2)
-        return tape.gradient(loss, w)
-    return fwd, fwd_bwd
+def tf_lstm(compiled=False):
+    return tapeflow_lstm(compiled, tensorflow)
 
 
 if WORKER and "lstm" in PARTS:
-    makers = {"tapeflow": tapeflow_lstm, "tapeflow fused": tapeflow_lstm_fused} if tf is not None else {}
+    makers = {"tapeflow": tapeflow_lstm, "tapeflow fused": tapeflow_lstm_fused,
+              "tapeflow tf.function": lambda: tapeflow_lstm(True)} if tf is not None else {}
     if torch is not None:
         makers["pytorch"] = torch_lstm
         makers["pytorch LSTMCell"] = torch_lstm_fused
     if tensorflow is not None:
         makers["tensorflow"] = tf_lstm
+        makers["tensorflow tf.function"] = lambda: tf_lstm(True)
     pairs = {k: m() for k, m in makers.items()}
     MEASURED["lstm_fwd"] = interleaved({k: p[0] for k, p in pairs.items()}, 300)
     MEASURED["lstm_fwd_bwd"] = interleaved({k: p[1] for k, p in pairs.items()}, 100)
@@ -440,11 +495,15 @@ best: dict = {}
 name = "train" if "--threads" not in ARGS else f"train_{THREADS}thread"
 frameworks = ["tapeflow"] + [f for f, mod in (("pytorch", "torch"), ("tensorflow", "tensorflow"))
                               if optional_installed(mod)]
+python_of = {fw: sys.executable for fw in frameworks}
+if "tensorflow" not in frameworks and os.environ.get("BENCH_TENSORFLOW_PYTHON"):  # TensorFlow from another venv
+    frameworks.append("tensorflow")
+    python_of["tensorflow"] = os.environ["BENCH_TENSORFLOW_PYTHON"]
 for r in range(1 if QUICK else ROUNDS):
     for fw in frameworks:
         last = r == (0 if QUICK else ROUNDS - 1) and fw == "tapeflow" and "profile" in PARTS
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **({"BENCH_PROFILE": "1"} if last else {}))
-        out = subprocess.run([sys.executable, __file__, "--worker", fw] + [a for a in ARGS if a != "--worker"],
+        out = subprocess.run([python_of[fw], __file__, "--worker", fw] + [a for a in ARGS if a != "--worker"],
                              capture_output=True, text=True, env=env, cwd=os.path.dirname(os.path.abspath(__file__)))
         if out.returncode:
             sys.exit(f"the {fw} worker failed:\n{out.stderr[-3000:]}")
@@ -456,15 +515,28 @@ for r in range(1 if QUICK else ROUNDS):
                         dst[k] = min(dst.get(k, float("inf")), v) if work != "profile_us" else v
             elif last:
                 print(line)
-order = ["tapeflow", "tapeflow layers", "tapeflow layers+Adam", "tapeflow fused", "pytorch", "pytorch LSTMCell",
-         "tensorflow raw+tape", "tensorflow keras", "tensorflow"]
+order = ["tapeflow", "tapeflow layers", "tapeflow layers+Adam", "tapeflow fit step (compiled)", "tapeflow fused",
+         "tapeflow tf.function", "pytorch", "pytorch LSTMCell", "tensorflow raw+tape", "tensorflow keras",
+         "tensorflow fit step (tf.function)", "tensorflow", "tensorflow tf.function"]
 for work in best:
     best[work] = {k: best[work][k] for k in sorted(best[work], key=order.index)} if work != "profile_us" else best[work]
+COMPILED = "tapeflow fit step (compiled)"
+
+
+def report_compiled(title, times):
+    """The compiled fit step against PyTorch eager and TensorFlow's compiled fit step (issue 15)."""
+    if COMPILED in times:
+        report(title + ": compiled through fit", {k: times[k] for k in times if k == COMPILED or k == "pytorch" or
+                                                   k == "tensorflow fit step (tf.function)"}, "-", ref=COMPILED)
+
+
 if "mlp" in best:
     report("MLP 784-256-256-10, batch 128, SGD", best["mlp"], 2)
+    report_compiled("MLP 784-256-256-10, batch 128, SGD", best["mlp"])
     results["mlp_ms"] = {k: v * 1e3 for k, v in best["mlp"].items()}
 if "cnn" in best:
     report("The seeds' CNN (Conv2D 16-Conv2D 16-GAP-Dense 10), 28x28x1, batch 32, SGD", best["cnn"], 6)
+    report_compiled("The seeds' CNN, batch 32, SGD", best["cnn"])
     results["cnn_ms"] = {k: v * 1e3 for k, v in best["cnn"].items()}
 if "lstm_fwd" in best:
     fwd, both = best["lstm_fwd"], best["lstm_fwd_bwd"]
