@@ -109,6 +109,33 @@ def make_builder(absolute: bool = False):
     return ffi
 
 
+# The C fast path of small eager ops (csrc/py/fastpath.c): a CPython extension of its own on the stable ABI
+# (not a kernel: cffi's library holds those); core falls back to its Python path when it is missing.
+FASTPATH = CSRC / "py" / "fastpath.c"
+
+
+def fastpath_extension(absolute: bool = False):
+    """The ``tapeflow.kernels._fastpath`` extension (setup.py builds it beside cffi's library)."""
+    from setuptools import Extension
+
+    limited = not hasattr(sys, "gettotalrefcount") and not __import__("sysconfig").get_config_var("Py_GIL_DISABLED")
+    return Extension("tapeflow.kernels._fastpath", [str(FASTPATH if absolute else FASTPATH.relative_to(HERE))],
+                     py_limited_api=limited, define_macros=[("TPF_LIMITED_API", "1")] if limited else [],
+                     extra_compile_args=["-O2", "-Wall"])
+
+
+def build_fastpath_inplace(tmp: str) -> pathlib.Path:
+    """Compile the fast path into ``src/tapeflow/kernels/`` (the development build)."""
+    from setuptools import Distribution
+
+    dist = Distribution({"name": "tapeflow-kernels", "ext_modules": [fastpath_extension(absolute=True)]})
+    cmd = dist.get_command_obj("build_ext")
+    cmd.build_temp, cmd.build_lib = os.path.join(tmp, "fp-temp"), os.path.join(tmp, "fp-lib")
+    cmd.ensure_finalized()
+    cmd.run()
+    return pathlib.Path(cmd.get_ext_fullpath("tapeflow.kernels._fastpath"))
+
+
 ffibuilder = make_builder()
 
 if __name__ == "__main__":
@@ -127,3 +154,8 @@ if __name__ == "__main__":
             shutil.copy(so, str(dest) + ".tmp")
             os.replace(str(dest) + ".tmp", dest)
             print(f"built {dest.relative_to(HERE)} ({platform.machine()})")
+            so = build_fastpath_inplace(tmp)
+            dest = HERE / "src" / "tapeflow" / "kernels" / so.name
+            shutil.copy(so, str(dest) + ".tmp")
+            os.replace(str(dest) + ".tmp", dest)
+            print(f"built {dest.relative_to(HERE)}")

@@ -6,8 +6,9 @@ signature, and the library is rebuilt whenever the signature of the one already 
 the destination differs, so reinstalling with new CFLAGS never ships the old
 library as "already up-to-date".
 
-The extension uses only Python's stable ABI (cffi defines Py_LIMITED_API on CPython), so one
-wheel, tagged ``cp310-abi3``, serves CPython 3.10 and every later version.  A debug or
+The extensions use only Python's stable ABI (cffi defines Py_LIMITED_API on CPython for the kernel
+library; build_ffi.fastpath_extension, core's C fast path, defines it too), so one wheel, tagged
+``cp310-abi3``, serves CPython 3.10 and every later version.  A debug or
 free-threaded CPython (no limited API) and PyPy get a wheel for their own interpreter.
 """
 import hashlib
@@ -54,5 +55,6 @@ def _limited_api() -> bool:
             and not sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
-setup(cffi_modules=["build_ffi.py:ffibuilder"], cmdclass={"build_ext": FlagKeyedBuildExt},
+setup(cffi_modules=["build_ffi.py:ffibuilder"], ext_modules=[build_ffi.fastpath_extension()],
+      cmdclass={"build_ext": FlagKeyedBuildExt},
       options={"bdist_wheel": {"py_limited_api": "cp310"}} if _limited_api() else {})

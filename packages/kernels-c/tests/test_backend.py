@@ -68,3 +68,17 @@ def test_status_messages():
     assert "division by zero" in K.status_message(K.EDIVZERO)
     err = K.KernelError("tpf_matmul", K.EBADSIZE)
     assert "tpf_matmul" in str(err) and "size" in str(err)
+
+
+def test_the_c_fast_path_extension_is_built_on_the_stable_abi():
+    """tapeflow.kernels._fastpath (csrc/py/fastpath.c) ships beside the kernel library, cp310-abi3 where the
+    interpreter has a limited API (core's eager hot path of small ops; core falls back to Python without it)."""
+    import sys
+    import sysconfig
+
+    from tapeflow.kernels import _fastpath
+
+    assert callable(_fastpath.binary) and callable(_fastpath.unary) and callable(_fastpath.matmul)
+    if not hasattr(sys, "gettotalrefcount") and not sysconfig.get_config_var("Py_GIL_DISABLED"):
+        assert _fastpath.__file__.endswith(".abi3.so")
+    assert _fastpath.binary("add", 0, 1, False, 1.0, 2.0) is None   # not set up, not tensors: the Python path
