@@ -201,6 +201,72 @@ def test_threaded_kernels_are_deterministic(rng):
         np.testing.assert_array_equal(tf.conv2d_backprop_filter(x, w.shape, dy, 1, "VALID").numpy(), first)
 
 
+def _np_conv_parts(x, ws, strides, padding, dilations):
+    """x padded as TensorFlow pads it, and for each filter tap (i, j) the input pixels it meets."""
+    n, h, w, c = x.shape
+    kh, kw = ws[:2]
+    s, d = strides, dilations
+    eh, ew = (kh - 1) * d + 1, (kw - 1) * d + 1
+    if padding == "SAME":
+        oh, ow = -(-h // s), -(-w // s)
+        ph, pw = max((oh - 1) * s + eh - h, 0), max((ow - 1) * s + ew - w, 0)
+        x = np.pad(x, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
+    else:
+        oh, ow = (h - eh) // s + 1, (w - ew) // s + 1
+    return {(i, j): x[:, i * d: i * d + (oh - 1) * s + 1: s, j * d: j * d + (ow - 1) * s + 1: s, :]
+            for i in range(kh) for j in range(kw)}
+
+
+@pytest.mark.parametrize("geometry", [
+    ((32, 28, 28, 1), (3, 3, 1, 16), 1, "VALID", 1),     # the seeds' CNN, first layer
+    ((4, 26, 26, 16), (3, 3, 16, 16), 1, "VALID", 1),    # its second layer
+    ((2, 9, 11, 2), (3, 3, 2, 16), 1, "SAME", 1),
+    ((2, 10, 9, 3), (5, 5, 3, 24), 2, "SAME", 1),
+    ((1, 8, 8, 1), (4, 4, 1, 8), 1, "SAME", 2),
+    ((2, 7, 9, 2), (2, 2, 2, 32), 1, "VALID", 1),
+    ((1, 6, 6, 3), (7, 7, 3, 16), 1, "SAME", 1),         # windows wider than the input
+    ((1, 30, 31, 17), (3, 3, 17, 40), 3, "SAME", 1),
+    ((2, 5, 9, 5), (3, 3, 5, 64), 2, "SAME", 3),
+])
+def test_float32_thin_filters_match_a_float64_reference(geometry, rng):
+    # float32 with output channels a multiple of 8 runs the direct loops (csrc/conv.c): padding
+    # clips their taps per output row and border pixel, few input channels group the taps
+    xs, ws, strides, padding, dilations = geometry
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    parts = _np_conv_parts(x.astype(np.float64), ws, strides, padding, dilations)
+    ref = sum(parts[i, j] @ w[i, j].astype(np.float64) for (i, j) in parts)
+    dy = rng.standard_normal(ref.shape).astype(np.float32)
+    ref_dw = np.stack([np.stack([np.einsum("nhwc,nhwo->co", parts[i, j], dy.astype(np.float64))
+                                 for j in range(ws[1])]) for i in range(ws[0])])
+    kw = dict(dilations=dilations)
+    y = tf.conv2d(x, w, strides, padding, **kw).numpy()
+    dw = tf.conv2d_backprop_filter(x, ws, dy, strides, padding, **kw).numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    np.testing.assert_allclose(dw, ref_dw, rtol=1e-5, atol=1e-5 * np.abs(ref_dw).max())
+    # the input gradient (with unit strides a direct convolution of dy too) is the adjoint
+    dx = tf.conv2d_backprop_input(xs, w, dy, strides, padding, **kw).numpy()
+    assert np.isclose(_dot(x, dx), _dot(ref, dy), rtol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_direct_conv_results_do_not_depend_on_the_thread_count(threads, rng):
+    x, w = _rand(rng, (8, 20, 20, 3)), _rand(rng, (3, 3, 3, 16))
+    dy = _rand(rng, (8, 20, 20, 16))
+
+    def run():
+        return [tf.conv2d(x, w, 1, "SAME").numpy(), tf.conv2d_backprop_filter(x, w.shape, dy, 1, "SAME").numpy(),
+                tf.conv2d_backprop_input(x.shape, w, dy, 1, "SAME").numpy()]
+    try:
+        tf.config.set_num_threads(1)
+        one = run()
+        tf.config.set_num_threads(threads)
+        for a, b in zip(run(), one):
+            np.testing.assert_array_equal(a, b)
+    finally:
+        tf.config.set_num_threads(0)
+
+
 # ---- dtypes, devices, variables ---------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [tf.float16, tf.bfloat16, tf.float32, tf.float64])

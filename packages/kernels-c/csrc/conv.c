@@ -268,6 +268,277 @@ static void col2im(int dt, const geom_t *p, const void *col, int64_t r0, int64_t
     else col2im_double(p, (const double *)col, r0, r1, (double *)x);
 }
 
+/* ---- direct float32 convolution for thin filters ---------------------------
+ * With few output channels (oc a multiple of 8, at most DIRECT_MAX_OC) the gemm of the
+ * im2col path is a thin one (n = oc): BLAS packs the im2col matrix a second time and runs
+ * short of registers, and im2col itself is a third pass over k times the input.  These
+ * loops read the input in place: a block of up to DC_P output pixels of one output row
+ * keeps its oc values in vector registers (DC_P x 16 floats), and every input value is
+ * broadcast against one row of the filter.  Padding clips the taps: whole filter rows per
+ * output row, filter columns per border pixel (those run one pixel at a time).
+ * Each output (forward) or filter (gradient) element is summed in an order fixed by the
+ * shape, so results do not depend on the thread count. */
+#define DIRECT_MAX_OC 64
+#define DC_P 6          /* output pixels per register block (12 accumulators of 8 floats) */
+
+typedef float v8f __attribute__((vector_size(32), aligned(4), may_alias));
+
+static int direct_ok(int dt, const geom_t *p) {
+    return dt == TPF_F32 && p->oc % 8 == 0 && p->oc <= DIRECT_MAX_OC && p->k > 0;
+}
+
+/* the taps [*j0, *j1) of filter columns that land inside the input for output column ow */
+static inline void tap_range(int64_t base, int64_t stride_d, int64_t kext, int64_t size, int64_t *t0, int64_t *t1) {
+    int64_t a = base >= 0 ? 0 : (-base + stride_d - 1) / stride_d;
+    int64_t b = base >= size ? 0 : (size - base + stride_d - 1) / stride_d;
+    *t0 = a;
+    *t1 = b < kext ? b : kext;
+}
+
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+
+/* y[n, oh, ow0 .. ow0+P, g .. g+8V] over the filter taps [i0, i1) x [j0, j1) */
+static inline __attribute__((always_inline)) void dc_block(const geom_t *p, const float *restrict x,
+        const float *restrict w, float *restrict y, int64_t n, int64_t oh, int64_t ow0, int64_t i0, int64_t i1,
+        int64_t j0, int64_t j1, int64_t g, const int P, const int V) {
+    const int64_t C = p->c, OC = p->oc, psx = p->sw * C;
+    v8f acc[DC_P][2];
+    #pragma GCC unroll 8
+    for (int q = 0; q < P; q++) { acc[q][0] = (v8f){0}; acc[q][1] = (v8f){0}; }
+    for (int64_t i = i0; i < i1; i++) {
+        const int64_t ih = oh * p->sh - p->pt + i * p->dh;
+        for (int64_t j = j0; j < j1; j++) {
+            const int64_t iw = ow0 * p->sw - p->pl + j * p->dw;
+            const float *restrict xo = x + ((n * p->h + ih) * p->w + iw) * C;
+            const float *restrict wp = w + (i * p->kw + j) * C * OC + g;
+            for (int64_t c = 0; c < C; c++) {
+                const v8f w0 = *(const v8f *)(wp + c * OC);
+                const v8f w1 = V > 1 ? *(const v8f *)(wp + c * OC + 8) : w0;
+                #pragma GCC unroll 8
+                for (int q = 0; q < P; q++) {
+                    const float s = xo[q * psx + c];
+                    acc[q][0] += w0 * s;
+                    if (V > 1) acc[q][1] += w1 * s;
+                }
+            }
+        }
+    }
+    float *restrict yo = y + ((n * p->oh + oh) * p->ow + ow0) * OC + g;
+    #pragma GCC unroll 8
+    for (int q = 0; q < P; q++) {
+        *(v8f *)(yo + q * OC) = acc[q][0];
+        if (V > 1) *(v8f *)(yo + q * OC + 8) = acc[q][1];
+    }
+}
+
+/* P pixels from ow0 with the full filter width, P in [1, DC_P] */
+static inline __attribute__((always_inline)) void dc_pixels(const geom_t *p, const float *x, const float *w,
+        float *y, int64_t n, int64_t oh, int64_t ow0, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t g,
+        int P, const int V) {
+    switch (P) {
+    case 6: dc_block(p, x, w, y, n, oh, ow0, i0, i1, j0, j1, g, 6, V); break;
+    case 5: dc_block(p, x, w, y, n, oh, ow0, i0, i1, j0, j1, g, 5, V); break;
+    case 4: dc_block(p, x, w, y, n, oh, ow0, i0, i1, j0, j1, g, 4, V); break;
+    case 3: dc_block(p, x, w, y, n, oh, ow0, i0, i1, j0, j1, g, 3, V); break;
+    case 2: dc_block(p, x, w, y, n, oh, ow0, i0, i1, j0, j1, g, 2, V); break;
+    default: dc_block(p, x, w, y, n, oh, ow0, i0, i1, j0, j1, g, 1, V); break;
+    }
+}
+
+/* output rows [r0, r1) of n * oh */
+CONV_CLONES static void direct_fwd_rows(const geom_t *p, const float *x, const float *w, float *y,
+                                        int64_t r0, int64_t r1) {
+    /* the output columns whose window lies inside the input: [owa, owb) */
+    int64_t owa = p->pl > 0 ? (p->pl + p->sw - 1) / p->sw : 0;
+    int64_t last = p->w - 1 - (p->kw - 1) * p->dw + p->pl;   /* ow * sw <= last */
+    int64_t owb = last < 0 ? 0 : last / p->sw + 1;
+    if (owb > p->ow) owb = p->ow;
+    if (owa > owb) owa = owb;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t n = r / p->oh, oh = r - n * p->oh;
+        int64_t i0, i1;
+        tap_range(oh * p->sh - p->pt, p->dh, p->kh, p->h, &i0, &i1);
+        for (int64_t g = 0; g < p->oc; g += 16) {
+            const int wide = p->oc - g >= 16;
+            for (int64_t ow = 0; ow < p->ow; ) {
+                int64_t j0 = 0, j1 = p->kw, cnt = 1;
+                if (ow >= owa && ow < owb) {
+                    cnt = owb - ow < DC_P ? owb - ow : DC_P;
+                } else {
+                    tap_range(ow * p->sw - p->pl, p->dw, p->kw, p->w, &j0, &j1);
+                }
+                if (i0 >= i1 || j0 >= j1) {   /* the window misses the input: zeros */
+                    float *yo = y + ((n * p->oh + oh) * p->ow + ow) * p->oc + g;
+                    memset(yo, 0, (size_t)(wide ? 16 : 8) * sizeof(float));
+                } else if (wide) {
+                    dc_pixels(p, x, w, y, n, oh, ow, i0, i1, j0, j1, g, (int)cnt, 2);
+                } else {
+                    dc_pixels(p, x, w, y, n, oh, ow, i0, i1, j0, j1, g, (int)cnt, 1);
+                }
+                ow += cnt;
+            }
+        }
+    }
+}
+
+
+/* the output columns [*lo, *hi) at which filter column j lands inside the input */
+static inline void ow_range(const geom_t *p, int64_t j, int64_t *lo, int64_t *hi) {
+    const int64_t off = j * p->dw - p->pl;   /* iw = ow * sw + off */
+    int64_t a = off >= 0 ? 0 : (-off + p->sw - 1) / p->sw;
+    int64_t b = off >= p->w ? 0 : (p->w - 1 - off) / p->sw + 1;
+    *lo = a;
+    *hi = b < p->ow ? b : p->ow;
+}
+
+/* dw[i, j, c0 .. c0+G, g .. g+8V] += sum over ow in [lo, hi) of x[n, ih, iw(ow), c] * dy[n, oh, ow, o]:
+ * U pixels at a time into separate accumulators (enough independent sums for few channels),
+ * added up in a fixed order at the end */
+static inline __attribute__((always_inline)) void df_block(const geom_t *p, const float *restrict x,
+        const float *restrict dy, float *restrict dw, int64_t n, int64_t oh, int64_t ih, int64_t i, int64_t j,
+        int64_t c0, int64_t lo, int64_t hi, int64_t g, const int JG, const int G, const int U, const int V) {
+    const int64_t C = p->c, OC = p->oc, psx = p->sw * C, tsx = p->dw * C;
+    v8f a[4][3][4][2];   /* [pixel u][tap jj][channel q][half] */
+    #pragma GCC unroll 4
+    for (int u = 0; u < U; u++) {
+        #pragma GCC unroll 3
+        for (int t = 0; t < JG; t++) {
+            #pragma GCC unroll 4
+            for (int q = 0; q < G; q++) { a[u][t][q][0] = (v8f){0}; a[u][t][q][1] = (v8f){0}; }
+        }
+    }
+    const float *restrict xo = x + ((n * p->h + ih) * p->w + lo * p->sw - p->pl + j * p->dw) * C + c0;
+    const float *restrict go = dy + ((n * p->oh + oh) * p->ow + lo) * OC + g;
+    int64_t ow = lo;
+    for (; ow + U <= hi; ow += U, xo += U * psx, go += U * OC) {
+        #pragma GCC unroll 4
+        for (int u = 0; u < U; u++) {
+            const v8f d0 = *(const v8f *)(go + u * OC);
+            const v8f d1 = V > 1 ? *(const v8f *)(go + u * OC + 8) : d0;
+            #pragma GCC unroll 3
+            for (int t = 0; t < JG; t++) {
+                #pragma GCC unroll 4
+                for (int q = 0; q < G; q++) {
+                    const float s = xo[u * psx + t * tsx + q];
+                    a[u][t][q][0] += d0 * s;
+                    if (V > 1) a[u][t][q][1] += d1 * s;
+                }
+            }
+        }
+    }
+    for (; ow < hi; ow++, xo += psx, go += OC) {   /* the last pixels of the range */
+        const v8f d0 = *(const v8f *)go;
+        const v8f d1 = V > 1 ? *(const v8f *)(go + 8) : d0;
+        #pragma GCC unroll 3
+        for (int t = 0; t < JG; t++) {
+            #pragma GCC unroll 4
+            for (int q = 0; q < G; q++) {
+                const float s = xo[t * tsx + q];
+                a[0][t][q][0] += d0 * s;
+                if (V > 1) a[0][t][q][1] += d1 * s;
+            }
+        }
+    }
+    #pragma GCC unroll 3
+    for (int t = 0; t < JG; t++) {
+        float *restrict dwp = dw + ((i * p->kw + j + t) * C + c0) * OC + g;
+        #pragma GCC unroll 4
+        for (int q = 0; q < G; q++) {
+            v8f s0 = a[0][t][q][0], s1 = a[0][t][q][1];
+            #pragma GCC unroll 4
+            for (int u = 1; u < U; u++) { s0 += a[u][t][q][0]; s1 += a[u][t][q][1]; }
+            *(v8f *)(dwp + q * OC) += s0;
+            if (V > 1) *(v8f *)(dwp + q * OC + 8) += s1;
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void df_channels(const geom_t *p, const float *x, const float *dy,
+        float *dw, int64_t n, int64_t oh, int64_t ih, int64_t i, int64_t j, int64_t lo, int64_t hi, int64_t g,
+        const int V) {
+    int64_t c0 = 0;
+    for (; c0 + 4 <= p->c; c0 += 4) df_block(p, x, dy, dw, n, oh, ih, i, j, c0, lo, hi, g, 1, 4, 1, V);
+    switch (p->c - c0) {
+    case 3: df_block(p, x, dy, dw, n, oh, ih, i, j, c0, lo, hi, g, 1, 3, 1, V); break;
+    case 2: df_block(p, x, dy, dw, n, oh, ih, i, j, c0, lo, hi, g, 1, 2, 2, V); break;
+    case 1: df_block(p, x, dy, dw, n, oh, ih, i, j, c0, lo, hi, g, 1, 1, 4, V); break;
+    default: break;
+    }
+}
+
+/* Fewer than 4 channels: the taps [j, j + jg) of one filter row (jg <= 3) share each pixel's
+ * loads, over the output columns where all of them land inside the input; each tap's
+ * remaining columns go one tap at a time. */
+static inline __attribute__((always_inline)) void df_taps(const geom_t *p, const float *x, const float *dy,
+        float *dw, int64_t n, int64_t oh, int64_t ih, int64_t i, int64_t j, int64_t jg, int64_t g, const int V) {
+    int64_t clo = 0, chi = p->ow, lo[3], hi[3];
+    for (int64_t t = 0; t < jg; t++) {
+        ow_range(p, j + t, &lo[t], &hi[t]);
+        if (lo[t] > clo) clo = lo[t];
+        if (hi[t] < chi) chi = hi[t];
+    }
+    if (clo >= chi) clo = chi = p->ow;   /* nothing in common */
+    if (clo < chi) {
+        if (p->c == 1 && jg == 3) df_block(p, x, dy, dw, n, oh, ih, i, j, 0, clo, chi, g, 3, 1, 2, V);
+        else if (p->c == 1 && jg == 2) df_block(p, x, dy, dw, n, oh, ih, i, j, 0, clo, chi, g, 2, 1, 2, V);
+        else if (p->c == 2 && jg == 3) df_block(p, x, dy, dw, n, oh, ih, i, j, 0, clo, chi, g, 3, 2, 1, V);
+        else if (p->c == 2) df_block(p, x, dy, dw, n, oh, ih, i, j, 0, clo, chi, g, 2, 2, 1, V);
+        else if (jg == 3) df_block(p, x, dy, dw, n, oh, ih, i, j, 0, clo, chi, g, 3, 3, 1, V);
+        else df_block(p, x, dy, dw, n, oh, ih, i, j, 0, clo, chi, g, 2, 3, 1, V);
+    }
+    for (int64_t t = 0; t < jg; t++) {
+        int64_t a0 = lo[t], a1 = hi[t] < clo ? hi[t] : clo, b0 = lo[t] > chi ? lo[t] : chi, b1 = hi[t];
+        if (a0 < a1) df_channels(p, x, dy, dw, n, oh, ih, i, j + t, a0, a1, g, V);
+        if (b0 < b1) df_channels(p, x, dy, dw, n, oh, ih, i, j + t, b0, b1, g, V);
+    }
+}
+
+/* dw += the contributions of output rows [r0, r1) of n * oh */
+CONV_CLONES static void direct_filter_rows(const geom_t *p, const float *x, const float *dy, float *dw,
+                                           int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t n = r / p->oh, oh = r - n * p->oh;
+        for (int64_t i = 0; i < p->kh; i++) {
+            const int64_t ih = oh * p->sh - p->pt + i * p->dh;
+            if (ih < 0 || ih >= p->h) continue;
+            if (p->c < 4) {
+                for (int64_t j = 0; j < p->kw; j += 3) {
+                    const int64_t jg = p->kw - j < 3 ? p->kw - j : 3;
+                    for (int64_t g = 0; g < p->oc; g += 16) {
+                        if (jg == 1) {
+                            int64_t lo, hi;
+                            ow_range(p, j, &lo, &hi);
+                            if (lo >= hi) continue;
+                            if (p->oc - g >= 16) df_channels(p, x, dy, dw, n, oh, ih, i, j, lo, hi, g, 2);
+                            else df_channels(p, x, dy, dw, n, oh, ih, i, j, lo, hi, g, 1);
+                        } else if (p->oc - g >= 16) {
+                            df_taps(p, x, dy, dw, n, oh, ih, i, j, jg, g, 2);
+                        } else {
+                            df_taps(p, x, dy, dw, n, oh, ih, i, j, jg, g, 1);
+                        }
+                    }
+                }
+                continue;
+            }
+            for (int64_t j = 0; j < p->kw; j++) {
+                int64_t lo, hi;
+                ow_range(p, j, &lo, &hi);
+                if (lo >= hi) continue;
+                for (int64_t g = 0; g < p->oc; g += 16) {
+                    if (p->oc - g >= 16) df_channels(p, x, dy, dw, n, oh, ih, i, j, lo, hi, g, 2);
+                    else df_channels(p, x, dy, dw, n, oh, ih, i, j, lo, hi, g, 1);
+                }
+            }
+        }
+    }
+}
+
+#pragma GCC pop_options
+
+static int direct_conv(const geom_t *p, const float *x, const float *w, float *y);
+static int direct_filter(const geom_t *p, const float *x, const float *dy, float *dw);
+
 /* ---- conv2d ------------------------------------------------------------- */
 
 typedef struct {
@@ -302,6 +573,7 @@ int tpf_conv2d(int dt, const int64_t *geom, const void *x, const void *w, void *
     if (!es) return TPF_EBADDTYPE;
     if (p.rows == 0 || p.oc == 0) return TPF_OK;
     if (p.k == 0) { memset(y, 0, (size_t)(p.rows * p.oc) * es); return TPF_OK; }
+    if (direct_ok(dt, &p) && !is_pointwise(&p)) return direct_conv(&p, x, w, y);
     conv_ctx c = {.p = &p, .dt = dt, .pointwise = is_pointwise(&p), .es = es, .x = x, .w = w, .y = y};
     const int par = plan_blocks(&p, es, &c.R);
     c.blocks = (p.rows + c.R - 1) / c.R;
@@ -334,6 +606,53 @@ static void add_partials(int dt, void *dw, const char *partial, int64_t tasks, s
     }
 }
 
+typedef struct {
+    const geom_t *p;
+    const float *x, *w;
+    float *y, *acc0, *partial;
+    int64_t rows, per, tasks;   /* output rows (n * oh), rows per task (forward), tasks */
+} direct_ctx;
+
+static int direct_fwd_task(const void *vc, int64_t t, void *unused) {
+    (void)unused;
+    const direct_ctx *c = vc;
+    int64_t r0 = t * c->per, r1 = r0 + c->per < c->rows ? r0 + c->per : c->rows;
+    direct_fwd_rows(c->p, c->x, c->w, c->y, r0, r1);
+    return TPF_OK;
+}
+
+static int direct_conv(const geom_t *p, const float *x, const float *w, float *y) {
+    direct_ctx c = {.p = p, .x = x, .w = w, .y = y, .rows = p->n * p->oh};
+    const double work = (double)p->rows * (double)p->k * (double)p->oc;
+    int nt = threads_for(work, c.rows);
+    c.per = nt > 1 ? (c.rows + 8 * nt - 1) / (8 * nt) : c.rows;   /* about 8 tasks per thread */
+    c.tasks = (c.rows + c.per - 1) / c.per;
+    return run_tasks(nt, c.tasks, 0, direct_fwd_task, &c);
+}
+
+static int direct_filter_task(const void *vc, int64_t t, void *unused) {
+    (void)unused;
+    const direct_ctx *c = vc;
+    float *acc = t == 0 ? c->acc0 : c->partial + (size_t)(t - 1) * (size_t)(c->p->k * c->p->oc);
+    direct_filter_rows(c->p, c->x, c->w, acc, c->rows * t / c->tasks, c->rows * (t + 1) / c->tasks);
+    return TPF_OK;
+}
+
+/* dw (zeroed) = the filter gradient; rows cut into tasks fixed by the shape (see SUM_TASKS) */
+static int direct_filter(const geom_t *p, const float *x, const float *dy, float *dw) {
+    direct_ctx c = {.p = p, .x = x, .w = dy, .acc0 = dw, .rows = p->n * p->oh};
+    const double work = (double)p->rows * (double)p->k * (double)p->oc;
+    const size_t wsize = (size_t)(p->k * p->oc);
+    c.tasks = work < CONV_PAR_MIN ? 1 : c.rows < SUM_TASKS ? c.rows : SUM_TASKS;
+    while (c.tasks > 1 && (size_t)(c.tasks - 1) * wsize * sizeof(float) > ((size_t)64 << 20)) c.tasks /= 2;
+    c.partial = c.tasks > 1 ? calloc((size_t)(c.tasks - 1) * wsize, sizeof(float)) : NULL;
+    if (c.tasks > 1 && !c.partial) return TPF_ENOMEM;
+    int st = run_tasks(threads_for(work, c.tasks), c.tasks, 0, direct_filter_task, &c);
+    add_partials(TPF_F32, dw, (const char *)c.partial, c.tasks, wsize);
+    free(c.partial);
+    return st;
+}
+
 static char *task_acc(const conv_ctx *c, int64_t t, size_t wsize) {
     return t == 0 ? c->acc0 : c->partial + (size_t)(t - 1) * wsize * c->es;
 }
@@ -360,6 +679,7 @@ int tpf_conv2d_backprop_filter(int dt, const int64_t *geom, const void *x, const
     const size_t wsize = (size_t)(p.k * p.oc);
     memset(dw, 0, wsize * es);
     if (p.rows == 0 || wsize == 0) return TPF_OK;
+    if (direct_ok(dt, &p) && !is_pointwise(&p)) return direct_filter(&p, x, dy, dw);
     conv_ctx c = {.p = &p, .dt = dt, .pointwise = is_pointwise(&p), .es = es, .x = x, .dy = dy, .acc0 = dw};
     const int par = plan_blocks(&p, es, &c.R);
     c.blocks = (p.rows + c.R - 1) / c.R;
