@@ -246,6 +246,27 @@ def test_conv_and_pooling_match_numpy(rng):
     np.testing.assert_allclose(L.GlobalAveragePooling2D()(x).numpy(), x.mean(axis=(1, 2)), rtol=1e-5)
 
 
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.float16])
+def test_global_average_pooling_2d_value_and_gradient(dtype):
+    # float32/float64 with a static image size run one average-pooling window; other inputs reduce_mean
+    x = np.random.default_rng(3).standard_normal((3, 5, 7, 4))
+    xt = tf.constant(x, dtype=dtype)
+    tol = 1e-3 if dtype == tf.float16 else 1e-6
+    for keepdims in (False, True):
+        layer = L.GlobalAveragePooling2D(keepdims=keepdims, dtype=dtype)
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            y = layer(xt)
+            loss = tf.reduce_sum(y * tf.cast(tf.range(4), dtype))
+        assert y.dtype == dtype and y.shape == ((3, 1, 1, 4) if keepdims else (3, 4))
+        np.testing.assert_allclose(y.numpy().reshape(3, 4), x.mean(axis=(1, 2)), rtol=tol, atol=tol)
+        g = tape.gradient(loss, xt).numpy()
+        np.testing.assert_allclose(g, np.broadcast_to(np.arange(4) / 35, x.shape), rtol=tol, atol=tol)
+    traced = tf.function(lambda v: L.GlobalAveragePooling2D(dtype=dtype)(v),
+                         input_signature=[tf.TensorSpec([None, None, None, 4], dtype)])
+    np.testing.assert_allclose(traced(xt).numpy(), x.mean(axis=(1, 2)), rtol=tol, atol=tol)
+
 def test_flatten_reshape_activation():
     x = tf.reshape(tf.range(24, dtype=tf.float32), [2, 3, 4])
     assert L.Flatten()(x).shape == (2, 12)
