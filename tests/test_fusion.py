@@ -404,3 +404,38 @@ def test_codegen_caches_compiled_kernels_on_disk_and_can_be_switched_off(options
     off = f(x).numpy()
     assert _gen_calls() == before + 1 and on.tobytes() == off.tobytes()
     assert tf.config.optimizer.get_experimental_options()["fusion_codegen"] is False
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sparse_xent_gradient_is_the_kernels_backprop(options, dtype):
+    """softmax(x) - one_hot(y), the traced gradient of a sparse softmax cross-entropy, is one node: the
+    cross-entropy kernel's gradient output, bit for bit the ops' (and eager's)."""
+    rng = np.random.default_rng(3)
+    x = tf.constant(rng.standard_normal([6, 5]).astype(dtype))
+    y = tf.constant([0, 4, 1, 3, 2, 2], tf.int64)
+
+    def grad(x, y):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=x))
+        return tape.gradient(loss, x)
+
+    f = tf.function(grad)
+    names = [st[6].prim.name for st in f.get_concrete_function(x, y)._plan.steps]
+    if ON_CPU:  # (the rewrite is the CPU kernel's; other devices keep the ops)
+        assert "sparse_softmax_xent_backprop" in names and "one_hot" not in names and "softmax" not in names
+    got = f(x, y).numpy()
+    np.testing.assert_array_equal(got, grad(x, y).numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"labels\[1\] = 7 is not in \[0, 5\)"):
+        f(x, tf.constant([0, 7, 1, 3, 2, 2], tf.int64))
+    with tf.GradientTape() as tape:  # under a tape the graph runs its ops one by one: second order works
+        tape.watch(x)
+        s = tf.reduce_sum(f(x, y) ** 2)
+    with tf.GradientTape() as tape2:
+        tape2.watch(x)
+        s2 = tf.reduce_sum(grad(x, y) ** 2)
+    np.testing.assert_allclose(tape.gradient(s, x).numpy(), tape2.gradient(s2, x).numpy(), rtol=1e-6)
+    options({"elementwise_fusion": False})
+    g = tf.function(grad)
+    assert "one_hot" in [st[6].prim.name for st in g.get_concrete_function(x, y)._plan.steps]
+    np.testing.assert_array_equal(g(x, y).numpy(), got)

@@ -589,6 +589,75 @@ def _prepare(be, program, params, reg_dtypes, period, out_regs, red, shape):
 FUSED = PRIMITIVES["fused_elementwise"]
 
 
+# ---- the sparse softmax cross-entropy's gradient: one kernel ------------------------------------------------
+
+def xent_backprop(nodes) -> list:
+    """``nodes`` with each ``subtract(softmax(x), one_hot(y))`` (the gradient a traced sparse softmax
+    cross-entropy's rule writes: softmax over the last axis, a one-hot of depth ``x``'s classes, 1 and 0, ``x``'s
+    dtype) replaced by one ``sparse_softmax_xent_backprop(y, x)`` node, when the graph computes
+    ``sparse_softmax_cross_entropy_with_logits(y, x)`` too (whose check of the labels it shares): the
+    cross-entropy kernel's gradient output, one pass over the logits instead of three ops (float32/float64 on
+    the CPU, where the kernel gives the same bits).  The softmax and one-hot nodes are left for dead-code
+    elimination."""
+    made = {}
+    for node in nodes:
+        for o in (node.outputs if isinstance(node.outputs, tuple) else (node.outputs,)):
+            made[id(o)] = node
+    fwd = {(id(n.inputs[0]), id(n.inputs[1])) for n in nodes
+           if n.prim.name == "sparse_softmax_cross_entropy_with_logits" and len(n.inputs) == 2}
+    if not fwd:
+        return nodes
+    out = []
+    for node in nodes:
+        if node.prim.name == "subtract" and len(node.inputs) == 2 and isinstance(node.outputs, Tensor):
+            a, b = (made.get(id(t)) for t in node.inputs)
+            if a is not None and b is not None and a.prim.name == "softmax" and b.prim.name == "one_hot" and \
+                    len(a.inputs) == 1 and len(b.inputs) == 1 and (id(b.inputs[0]), id(a.inputs[0])) in fwd and \
+                    _is_xent_gradient(node, a, b):
+                out.append(Node(XENT_BACKPROP, (b.inputs[0], a.inputs[0]), node.outputs, {}, node.where, node.dev))
+                continue
+        out.append(node)
+    return out
+
+
+def _is_xent_gradient(node, sm, oh) -> bool:
+    x, y = sm.inputs[0], oh.inputs[0]
+    rank = len(x._shape)
+    a, h = sm.attrs or {}, oh.attrs or {}
+    try:
+        unit = float(h.get("on_value")) == 1.0 and float(h.get("off_value")) == 0.0
+    except (TypeError, ValueError):
+        return False
+    return (x._dtype in (F32, F64) and y._dtype in (_dt.int32, _dt.int64) and rank >= 1
+            and getattr(node.dev.backend, "name", None) == "cpu"
+            and all(t._dev is node.dev for t in (x, y, node.inputs[0], node.inputs[1]))
+            and a.get("axis") in (-1, rank - 1) and h.get("axis") in (-1, rank - 1) and unit
+            and h.get("dtype") is x._dtype and x._shape[-1] is not None and h.get("depth") == x._shape[-1]
+            and tuple(y._shape) == tuple(x._shape[:-1]) and node.outputs._dtype is x._dtype
+            and tuple(node.outputs._shape) == tuple(x._shape))
+
+
+@primitive("sparse_softmax_xent_backprop", "SparseSoftmaxCrossEntropyWithLogits",
+           infer=lambda y, x: (x._shape, x._dtype),
+           internal="made by the fusion pass from softmax(logits) - one_hot(labels) beside a sparse softmax "
+                    "cross-entropy of the same tensors: that kernel's gradient output")
+def _xent_backprop(dev, y, x):
+    be = dev.backend
+    classes = x._shape[-1]
+    loss_h, _ = be.alloc(tuple(y._shape), x._dtype.np)  # (the loss: scratch)
+    h, host = be.alloc(tuple(x._shape), x._dtype.np)
+    bad = be.new_int64([0, 0])
+    st = be.sparse_softmax_xent(x._dtype.code, y._dtype.code, y._h, x._h, loss_h, h, y._size, classes, bad)
+    if st == kernels.ERANGE:  # (the cross-entropy node of the same labels says it too)
+        raise InvalidArgumentError(f"labels[{int(bad[0])}] = {int(bad[1])} is not in [0, {classes}) (logits has "
+                                   f"{classes} classes)", "SparseSoftmaxCrossEntropyWithLogits")
+    check(st, "sparse_softmax_xent")
+    return make(h, host, x._shape, x._dtype, dev, x._size)
+
+
+XENT_BACKPROP = PRIMITIVES["sparse_softmax_xent_backprop"]
+
+
 def kernel_program(node):
     """The fused program (``fused_elementwise``'s attributes) that computes plan step ``node`` when all its
     shapes are known: a fused node's own, a lone element-wise op's as a program of one instruction (the same

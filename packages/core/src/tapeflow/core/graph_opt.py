@@ -78,9 +78,12 @@ def optimize(graph, inputs, outputs) -> list:
     graph.replaced = {k: (old, _get(sub, old)) for k, (old, _) in sub.items()}  # closures may keep a replaced one
     outputs = [_get(sub, t) for t in outputs]
     if OPTIONS["elementwise_fusion"] or getattr(graph, "jit_compile", False):  # (jit_compile=True: always)
-        from .fusion import fuse
+        from .fusion import fuse, xent_backprop
 
+        taped = graph.nodes  # (what a tape records when the graph runs under one: each op, no fused kernel)
+        graph.nodes = xent_backprop(graph.nodes)
         fuse(graph, outputs, bool(getattr(graph, "jit_compile", False)))
+        graph.unfused_nodes = taped
     return outputs
 
 

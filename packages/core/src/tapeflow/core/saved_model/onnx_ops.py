@@ -69,6 +69,7 @@ NOT_EXPORTABLE: dict = {
     **{p: _WHY_SPECIAL for p in ("digamma", "lgamma", "polygamma")},
     "learning_rate_schedule": "an optimizer's learning-rate schedule: training state, not inference",
     "optimizer_update": "an optimizer's step on a variable and its slots: training, not inference",
+    "sparse_softmax_xent_backprop": _WHY_GRAD,
     "while_loop_grad": _WHY_GRAD,
     "while_loop_jvp": "a forward-mode derivative of a loop: in a graph only where the function differentiates",
     "check_numerics": "it raises when a value is NaN or infinite; ONNX has no assertion, so the model would not check",
