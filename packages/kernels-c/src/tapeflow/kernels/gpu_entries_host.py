@@ -138,6 +138,38 @@ class HostEntries:
         return self._host_call("lstm_cell", [(z, 4 * n), (c, n)], [(h_out, n), (c_out, n)],
                                [dt, batch, units, "in0", "in1", "out0", "out1"])
 
+    def lstm_cell_grad(self, dt, batch, units, z, c, c_new, gh, gc, dz, dc):
+        """The LSTM step's backward pass (``csrc/rnn.c``) on the host: ``z`` [batch, 4 * units], ``c``, ``c_new``,
+        ``gh``, ``gc`` [batch, units] in; ``dz`` [batch, 4 * units] and ``dc`` [batch, units] out."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if min(batch, units) < 0:
+            return self._host_call("lstm_cell_grad", [], [], [dt, batch, units] + [None] * 7)
+        n = batch * units * es
+        return self._host_call("lstm_cell_grad", [(z, 4 * n), (c, n), (c_new, n), (gh, n), (gc, n)],
+                               [(dz, 4 * n), (dc, n)],
+                               [dt, batch, units, "in0", "in1", "in2", "in3", "in4", "out0", "out1"])
+
+    def gru_cell(self, dt, batch, units, reset_after, xw, hu, h, h_out):
+        """One GRU step (``csrc/rnn.c``) on the host: ``xw``, ``hu`` [batch, 3 * units] and ``h`` [batch, units]
+        in, the new ``h`` out."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if min(batch, units) < 0:
+            return self._host_call("gru_cell", [], [], [dt, batch, units, reset_after] + [None] * 4)
+        n = batch * units * es
+        return self._host_call("gru_cell", [(xw, 3 * n), (hu, 3 * n), (h, n)], [(h_out, n)],
+                               [dt, batch, units, reset_after, "in0", "in1", "in2", "out0"])
+
+    def gru_cell_grad(self, dt, batch, units, reset_after, xw, hu, h, gout, dxw, dhu, dh):
+        """The GRU step's backward pass (``csrc/rnn.c``) on the host: ``dxw``, ``dhu`` [batch, 3 * units] and
+        ``dh`` [batch, units] from the step's inputs and the new ``h``'s gradient ``gout``."""
+        es = SIZE[dt] if 0 <= dt < len(SIZE) else 1
+        if min(batch, units) < 0:
+            return self._host_call("gru_cell_grad", [], [], [dt, batch, units, reset_after] + [None] * 7)
+        n = batch * units * es
+        return self._host_call("gru_cell_grad", [(xw, 3 * n), (hu, 3 * n), (h, n), (gout, n)],
+                               [(dxw, 3 * n), (dhu, 3 * n), (dh, n)],
+                               [dt, batch, units, reset_after, "in0", "in1", "in2", "in3", "out0", "out1", "out2"])
+
     # ---- gamma, Poisson and binomial draws (csrc/random_dist.c): rejection samplers, on the host ----------
 
     def random_gamma(self, dt, alpha, nalpha, nsamples, out, key, stream):
