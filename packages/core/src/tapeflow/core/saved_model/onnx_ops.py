@@ -63,7 +63,7 @@ NOT_EXPORTABLE: dict = {
        for p in ("angle", "complex", "conj", "imag", "real", "fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d",
                  "irfft", "irfft2d", "irfft3d", "rfft", "rfft2d", "rfft3d")},
     **{p: _WHY_GRAD for p in ("random_gamma_grad", "avg_pool_grad", "colour_grad", "conv2d_backprop_filter",
-                              "ctc_loss_grad",
+                              "ctc_loss_grad", "lstm_cell_grad", "gru_cell_grad",
                               "depthwise_conv2d_backprop_filter", "depthwise_conv2d_backprop_input", "max_pool_grad",
                               "max_pool_grad_grad", "resize_grad", "strided_slice_grad")},
     **{p: _WHY_SPECIAL for p in ("digamma", "lgamma", "polygamma")},
@@ -364,6 +364,21 @@ def _lstm_cell(cx, node, ins):  # gates i, f, g, o of z; c' = sig(f) c + sig(i) 
     cn = cx.node("Add", [cx.node("Mul", [cx.node("Sigmoid", [zf]), ins[1]]),
                          cx.node("Mul", [cx.node("Sigmoid", [zi]), cx.node("Tanh", [zg])])])
     return cx.node("Mul", [cx.node("Sigmoid", [zo]), cx.node("Tanh", [cn])]), cn
+
+
+@converts("gru_cell")
+def _gru_cell(cx, node, ins):  # gates z, r, h of xw and hu; h' = z h + (1 - z) tanh(xw_h + q)
+    u = node.inputs[2]._shape[1]
+    if u is None:
+        _unsupported(node, "the fused GRU cell with an unknown number of units")
+    xz, xr, xh = cx.node("Split", [ins[0], cx.i64([u] * 3)], n_out=3, axis=1)
+    hz, hr, hh = cx.node("Split", [ins[1], cx.i64([u] * 3)], n_out=3, axis=1)
+    z = cx.node("Sigmoid", [cx.node("Add", [xz, hz])])
+    if node.attrs["reset_after"]:  # q = sigmoid(xw_r + hu_r) * hu_h; without reset_after, hu_h itself
+        hh = cx.node("Mul", [cx.node("Sigmoid", [cx.node("Add", [xr, hr])]), hh])
+    n = cx.node("Tanh", [cx.node("Add", [xh, hh])])
+    return cx.node("Add", [cx.node("Mul", [z, ins[2]]),
+                           cx.node("Mul", [cx.node("Sub", [_scalar(cx, 1, node.inputs[2]), z]), n])])
 
 
 @converts("sigmoid_cross_entropy_with_logits")
