@@ -14,7 +14,7 @@ from .. import activations as _act
 from .. import initializers as _init
 from .. import regularizers as _reg
 from tapeflow.core.errors import InvalidArgumentError
-from tapeflow.core.ops.rnn_ops import lstm_cell as _lstm_cell
+from tapeflow.core.ops.rnn_ops import gru_cell as _gru_cell, lstm_cell as _lstm_cell
 
 from .base import InputSpec, Layer
 
@@ -181,9 +181,22 @@ class GRUCell(Layer):
     def step(self, xw, h, rmask=None):
         """One step from the input projection ``xw``; ``rmask`` drops parts of ``h`` in the recurrent product."""
         u = self.units
-        xz, xr, xh = _split(xw, 3)
         ra, a = self.recurrent_activation, self.activation
         hd = h if rmask is None else K.multiply(h, rmask)
+        if a in _TANH and ra in _SIGMOID and xw._dtype in _FUSED_DTYPES and h._dtype is xw._dtype \
+                and len(h._shape) == 2 and len(xw._shape) == 2:
+            # the default activations: one fused kernel for the gates and the new h (Keras's formulas)
+            rk = self.recurrent_kernel.read_value()
+            if self.reset_after:
+                hu = K.matmul(hd, rk)
+                if self.bias is not None:
+                    hu = K.add(hu, self.bias.read_value()[1])
+                return _gru_cell(xw, hu, h, reset_after=True)
+            hzr = K.matmul(hd, rk[:, :2 * u])
+            r = ra(K.add(xw[:, u:2 * u], hzr[:, u:]))
+            hu = K.concat([hzr, K.matmul(K.multiply(r, hd), rk[:, 2 * u:])], axis=1)
+            return _gru_cell(xw, hu, h, reset_after=False)
+        xz, xr, xh = _split(xw, 3)
         if self.reset_after:
             hu = K.matmul(hd, self.recurrent_kernel.read_value())
             if self.bias is not None:
