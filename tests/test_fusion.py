@@ -426,8 +426,9 @@ def test_sparse_xent_gradient_is_the_kernels_backprop(options, dtype):
         assert "sparse_softmax_xent_backprop" in names and "one_hot" not in names and "softmax" not in names
     got = f(x, y).numpy()
     np.testing.assert_array_equal(got, grad(x, y).numpy())
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"labels\[1\] = 7 is not in \[0, 5\)"):
-        f(x, tf.constant([0, 7, 1, 3, 2, 2], tf.int64))
+    if ON_CPU:  # labels out of range: the kernel's error, as eager's (the ops' one-hot gave a zero row)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"labels\[1\] = 7 is not in \[0, 5\)"):
+            f(x, tf.constant([0, 7, 1, 3, 2, 2], tf.int64))
     with tf.GradientTape() as tape:  # under a tape the graph runs its ops one by one: second order works
         tape.watch(x)
         s = tf.reduce_sum(f(x, y) ** 2)

@@ -179,10 +179,11 @@ def test_memory_plan_releases_reads_when_folded_constants_follow_the_steps(optio
     x = tf.constant(np.full([64, 64], 1e-3, np.float32))
     step(x)
     assert tf.function(step.python_function).get_concrete_function(x).graph.replaced  # the folded constant
-    addrs = []
-    for _ in range(3):
-        step(x)
-        addrs.append(v._value._arr.__array_interface__["data"][0])
-    assert addrs[0] == addrs[1] == addrs[2]
+    if v._value._dev.kind == "cpu":  # (the in-place update is the CPU's)
+        addrs = []
+        for _ in range(3):
+            step(x)
+            addrs.append(v._value._arr.__array_interface__["data"][0])
+        assert addrs[0] == addrs[1] == addrs[2]
     reads = [st for st in step.get_concrete_function(x)._plan.steps if st[6].prim.name == "read_variable"]
     assert all(st[3] in (i for s in step.get_concrete_function(x)._plan.steps for i in s[8]) for st in reads)

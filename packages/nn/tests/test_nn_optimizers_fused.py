@@ -109,12 +109,15 @@ def test_compiled_step_is_one_fused_node_per_variable_and_matches(name, shape):
         return v.numpy(), w.numpy(), [s.numpy() for s in opt.variables], ops
 
     eager, compiled, op_by_op = run(False), run(True), run(True, fused=False)
-    assert compiled[3].count("optimizer_update") == 2
+    on_cpu = tf.constant(0.0)._dev.kind == "cpu"
+    if on_cpu:  # (the fused kernel is the CPU's; other devices trace the ops, which their fused kernels run)
+        assert compiled[3].count("optimizer_update") == 2
     assert "optimizer_update" not in op_by_op[3]
+    same = np.testing.assert_array_equal if on_cpu else lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-6)
     for a, b, c in zip(eager[:2] + tuple(eager[2]), compiled[:2] + tuple(compiled[2]),
                        op_by_op[:2] + tuple(op_by_op[2]), strict=True):
-        np.testing.assert_array_equal(b, a)
-        np.testing.assert_array_equal(c, a)
+        same(b, a)
+        same(c, a)
 
 
 def test_half_variables_take_the_op_path():
