@@ -48,6 +48,14 @@ for name, (a, m, add, mm) in cands.items():
     t_add = best_of(lambda: add(a, a), N)
     t_mm = best_of(lambda: mm(m, m), N)
     small[name] = (t_add, t_mm)
+# the same two ops with core's C fast path off (TAPEFLOW_C_FASTPATH=0): the Python hot path alone
+from tapeflow.core.ops import _ew  # noqa: E402
+
+if _ew.use_c_fast_path(True):   # the kernels have it: time the Python path beside it
+    _ew.use_c_fast_path(False)
+    a, m = cands["tapeflow"][:2]
+    small["tapeflow, Python path"] = (best_of(lambda: tf.add(a, a), N), best_of(lambda: tf.matmul(m, m), N))
+    _ew.use_c_fast_path(True)
 tp_add, tp_mm = small["tapeflow"]
 for name, (t_add, t_mm) in small.items():
     rows.append([name, us(t_add), f"{t_add / tp_add:.2f}x", us(t_mm), f"{t_mm / tp_mm:.2f}x"])

@@ -13,6 +13,16 @@ from tapeflow.core.ops import _ew
 DTYPES = ["float32", "float64", "int8", "uint8", "int16", "int32", "int64"]
 
 
+@pytest.fixture(autouse=True, params=["c", "python"])
+def hot_path(request):
+    """Each test twice: with the C fast path (tapeflow.kernels._fastpath) and with the Python hot path alone."""
+    from tapeflow.core.ops import _ew
+
+    _ew.use_c_fast_path(request.param == "c")
+    yield request.param
+    _ew.use_c_fast_path(True)
+
+
 @pytest.fixture
 def no_general_path(monkeypatch):
     """The general path's kernels raise: only the hot path may run."""

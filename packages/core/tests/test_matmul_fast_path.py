@@ -10,6 +10,16 @@ import tapeflow as tf
 from tapeflow.core.ops import math_ops
 
 
+@pytest.fixture(autouse=True, params=["c", "python"])
+def hot_path(request):
+    """Each test twice: with the C fast path (tapeflow.kernels._fastpath) and with the Python hot path alone."""
+    from tapeflow.core.ops import _ew
+
+    _ew.use_c_fast_path(request.param == "c")
+    yield request.param
+    _ew.use_c_fast_path(True)
+
+
 @pytest.fixture
 def count_general(monkeypatch):
     """How many times the general path's eager matmul runs."""

@@ -12,10 +12,17 @@ dtypes agree, picks the device, and calls one of three kernels: the flat kernel
 when shapes are equal or one side is a single element (the fast paths), the
 strided kernel for any other broadcast (shapes and strides cached per shape
 pair).  float16/bfloat16 compute in float32 and round back.
+
+Before any of that, ``binary``/``unary`` (and ``math_ops.matmul``) hand their operands to the C fast path
+(``tapeflow.kernels._fastpath``, see ``use_c_fast_path``): plain CPU tensors of a real dtype, equal shapes or
+a single-element operand, no device scope, no trace, an output below the caching allocator's size: it
+allocates, runs the kernel, makes the Tensor and reports it to the recorder, as the Python lines below do.
+It returns None for anything else (and for a kernel status other than 0), and the Python path runs.
 """
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -352,6 +359,13 @@ for _d in (F32, F64, _dt.int8, _dt.uint8, _dt.int16, _dt.int32, _dt.int64, BOOL)
     _FAST_DTYPES |= 1 << _d.code
 #: the CPU device and its backend's alloc, binary_flat and unary (set on first use: the backend loads lazily)
 _HOST = _alloc = _binary_flat = _unary = None
+#: the attrs a matmul is recorded with, one dict per (transpose_a, transpose_b)
+MM_ATTRS = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
+#: the C fast path's binary, unary and matmul (tapeflow.kernels._fastpath; None: the Python paths only, as
+#: with TAPEFLOW_C_FASTPATH=0 or a kernels build without it).  Each returns the op's output, or None for
+#: anything it does not handle (the Python path then runs, raising the op's errors)
+fast_binary = fast_unary = fast_matmul = None
+_c_fast_wanted = os.environ.get("TAPEFLOW_C_FASTPATH", "1") != "0"
 
 
 def _host_init():
@@ -360,11 +374,60 @@ def _host_init():
     be = dev.backend
     _alloc, _binary_flat, _unary = be.alloc, be.binary_flat, be.unary
     _HOST = dev
+    use_c_fast_path(_c_fast_wanted)
+
+
+def use_c_fast_path(on: bool | None = None) -> bool:
+    """Turn the C fast path of small CPU ops on or off (the Python paths then do all the work); returns
+    whether it is on (False when the kernels were built without it or the CPU backend has no ``ffi``).
+    ``on=None`` changes nothing.  ``TAPEFLOW_C_FASTPATH=0`` starts with it off.
+
+    >>> from tapeflow.core.ops import _ew
+    >>> was_on = _ew.use_c_fast_path()
+    >>> _ew.use_c_fast_path(False), _ew.fast_binary
+    (False, None)
+    >>> _ = _ew.use_c_fast_path(was_on)
+    """
+    global fast_binary, fast_unary, fast_matmul, _c_fast_wanted
+    if on is None:
+        if _HOST is None:
+            _host_init()
+        return fast_binary is not None
+    fast_binary = fast_unary = fast_matmul = None
+    _c_fast_wanted = bool(on)
+    if not on:
+        return False
+    if _HOST is None:
+        _host_init()   # loads the CPU backend, then calls back here
+        return fast_binary is not None
+    be = _HOST.backend
+    try:
+        from tapeflow.kernels import _fastpath
+    except ImportError:
+        return False
+    ffi, lib = getattr(be, "ffi", None), getattr(be, "lib", None)
+    if ffi is None or lib is None:
+        return False
+
+    def addr(name):
+        return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+
+    fast = tuple((d.code, d, d.np) for d in _dt.ALL if (_FAST_DTYPES >> d.code) & 1)
+    mm_mask = (1 << F32.code) | (1 << F64.code)
+    _fastpath.init(Tensor, np.ndarray, _HOST, hooks, _scope, np.empty, ffi.from_buffer, fast, BOOL.code,
+                   be.CACHED_MIN, addr("tpf_binary_flat"), addr("tpf_unary"), addr("tpf_matmul"),
+                   tuple(MM_ATTRS[ta, tb] for ta in (False, True) for tb in (False, True)), mm_mask)
+    fast_binary, fast_unary, fast_matmul = _fastpath.binary, _fastpath.unary, _fastpath.matmul
+    return True
 
 
 def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
     """``runner.run(prim, (x, y))`` for a binary primitive, hand-tuned (Python scalars take the other
     operand's dtype)."""
+    if fast_binary is not None:
+        out = fast_binary(prim.name, code, prim.mask, bool_out, x, y)
+        if out is not None:
+            return out
     tx, ty = type(x), type(y)
     if tx is not Tensor or ty is not Tensor:
         if tx is Tensor and (ty is float or ty is int):
@@ -373,6 +436,10 @@ def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
             x = scalar_like(x, y, prim.tf_name)
         else:
             x, y = coerce_pair(x, y, prim.tf_name)
+        if fast_binary is not None:   # converted operands (a Python number, a Variable's value): C again
+            out = fast_binary(prim.name, code, prim.mask, bool_out, x, y)
+            if out is not None:
+                return out
     dt = x._dtype
     # the hottest path: two CPU tensors of one real dtype, of one shape or one of them a single element,
     # nothing to place or trace: the flat kernel straight away
@@ -430,6 +497,10 @@ def binary(prim, code: int, x, y, bool_out: bool = False) -> Tensor:
 def unary(prim, code: int, x, param: float = 0.0, bool_out: bool = False, attrs=None) -> Tensor:
     """``runner.run(prim, (x,), attrs)`` for a unary primitive, hand-tuned; ``param`` is the kernel's
     scalar parameter for ``attrs``."""
+    if fast_unary is not None:
+        out = fast_unary(prim.name, code, prim.mask, bool_out, param, attrs, x)
+        if out is not None:
+            return out
     if type(x) is Tensor:
         dt = x._dtype
         # the hottest path: a CPU tensor of a real dtype, nothing to place or trace

@@ -588,6 +588,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     """
     ta = True if transpose_a or adjoint_a else False  # bool() without a call
     tb = True if transpose_b or adjoint_b else False
+    fast = _ew.fast_matmul   # the C fast path: small 2-D CPU float matmuls (None for the rest)
+    if fast is not None:
+        out = fast(a, b, ta, tb)
+        if out is not None:
+            return out
     if type(a) is not Tensor or type(b) is not Tensor:
         a, b = _ew.coerce_pair(a, b, "MatMul")
     else:
@@ -648,7 +653,7 @@ _F32, _F64 = _dt.float32, _dt.float64
 #: the CPU device, its backend's alloc and matmul (set on first use: the backend loads lazily)
 _mm_host: list = [None, None, None]
 #: the attrs a matmul is recorded with, one dict per (transpose_a, transpose_b) (the plans' dicts are shared too)
-_MM_ATTRS = {(ta, tb): {"transpose_a": ta, "transpose_b": tb} for ta in (False, True) for tb in (False, True)}
+_MM_ATTRS = _ew.MM_ATTRS
 
 
 def _mm_host_init():
