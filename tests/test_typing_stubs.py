@@ -91,6 +91,14 @@ def test_keras_stubs_are_current(modname):
         f"{path} is stale: run `python tools/gen_keras_stubs.py` (a forwarded tapeflow.nn module changed)"
 
 
+def test_facade_stub_is_current():
+    """``tapeflow/__init__.pyi`` declares every ``tf.*`` name from the module that defines it: without it mypy
+    cannot evaluate core's computed ``__all__`` and takes every core name (``tf.Tensor``, ``tf.function``) for Any."""
+    gen = _generator()
+    assert gen.FACADE.read_text() == gen.facade_stub(), \
+        f"{gen.FACADE} is stale: run `python tools/gen_keras_stubs.py` (a tf.* name was added or moved)"
+
+
 def _keras_classes():
     out = {}
     for mod in (tf.keras.layers, tf.keras.optimizers, tf.keras.losses, tf.keras.metrics, tf.keras.callbacks):

@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import errors, nest
 from .dispatch import hooks
 from .runner import _trace, primitive, run_tensors, tracing
 from .tensor import Tensor, convert_to_tensor
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+    _T = TypeVar("_T")   # the structure of tensors a branch or a loop gives back
 
 __all__ = ["case", "cond", "switch_case", "while_loop"]
 
@@ -160,7 +165,8 @@ def _in_graph() -> bool:
     return hooks.tracing and _trace.graph is not None
 
 
-def cond(pred, true_fn=None, false_fn=None, name=None):
+def cond(pred: Any, true_fn: Callable[[], _T] | None = None, false_fn: Callable[[], _T] | None = None,
+         name: str | None = None) -> _T:
     """``true_fn()`` if ``pred`` else ``false_fn()``; in a graph function, a node that runs the branch taken.
 
     Both functions take no arguments and return the same structure of tensors (same dtypes; shapes that
@@ -313,8 +319,9 @@ def _pack_loop(structure, flat):
     return nest.pack_sequence_as(structure, flat)
 
 
-def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
-               swap_memory=False, maximum_iterations=None, return_same_structure=True, name=None):
+def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: _T, shape_invariants: Any = None,
+               parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
+               maximum_iterations: Any = None, return_same_structure: bool = True, name: str | None = None) -> _T:
     """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``; returns the final ``loop_vars``.
 
     ``loop_vars`` is a list or tuple (any nesting) of tensors; ``body`` returns the same structure with

@@ -9,6 +9,7 @@ each primitive as ``recorder(op_name, inputs, outputs, attrs)`` (see ``runner``)
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -18,6 +19,11 @@ from . import devices as _device
 from . import dtypes as _dt
 from . import errors
 from .tensor import Tensor, convert_to_tensor, make
+
+if TYPE_CHECKING:
+    from typing import ParamSpec, TypeVar
+    _P = ParamSpec("_P")   # a registered op keeps its signature (what type checkers see of tf.*)
+    _R = TypeVar("_R")
 
 REGISTRY: dict = {}
 
@@ -36,7 +42,7 @@ class OpDef:
 
 
 def register(name: str, tf_name: str | None = None, kind: str = "primitive",
-             nondiff: str | None = None, notes: str = ""):
+             nondiff: str | None = None, notes: str = "") -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
     """Register ``fn`` as op ``name``.
 
     ``kind`` is ``"primitive"`` (runs kernels, recorded on tapes) or
@@ -47,7 +53,7 @@ def register(name: str, tf_name: str | None = None, kind: str = "primitive",
     if kind not in ("primitive", "composite"):
         raise ValueError(f"kind must be 'primitive' or 'composite', not {kind!r}")
 
-    def deco(fn):
+    def deco(fn: Callable[_P, _R]) -> Callable[_P, _R]:
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"op {name!r} is registered twice")
         REGISTRY[name] = OpDef(name, tf_name or _camel(name), fn, kind, nondiff, notes)

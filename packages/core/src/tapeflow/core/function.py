@@ -29,6 +29,7 @@ import re
 import threading
 import types
 import warnings
+from typing import TYPE_CHECKING, Any, Callable, Generic, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -44,6 +45,13 @@ __all__ = ["function", "defun", "Function", "ConcreteFunction", "FuncGraph", "in
            "RetracingWarning"]
 
 _names = itertools.count()
+# a Function's parameters and result: those of the Python function it wraps (for type checkers)
+_P = ParamSpec("_P")
+_R = TypeVar("_R", covariant=True)
+_Q = ParamSpec("_Q")
+_S = TypeVar("_S")
+if TYPE_CHECKING:
+    from typing import Concatenate
 
 
 class RetracingWarning(errors.PerformanceWarning):
@@ -808,7 +816,7 @@ class ConcreteFunction:
     def trainable_variables(self) -> tuple:
         return tuple(v for v in self.graph.captured_variables() if v.trainable)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves: list = []
         _encode((args, kwargs), leaves, [])
         if len(leaves) != len(self._specs):
@@ -998,7 +1006,7 @@ def functions_run_eagerly() -> bool:
     return _EAGER.flag
 
 
-class Function:
+class Function(Generic[_P, _R]):
     """A Python function that runs as a traced graph (``tf.function``'s result).
 
     >>> import tapeflow as tf
@@ -1011,8 +1019,9 @@ class Function:
     (np.float32(3.0), np.float32(6.0), np.float32(6.0))
     """
 
-    def __init__(self, python_function, name=None, input_signature=None, autograph=True, jit_compile=None,
-                 reduce_retracing=False):
+    def __init__(self, python_function: Callable[_P, _R], name: str | None = None,
+                 input_signature: Any = None, autograph: bool = True, jit_compile: bool | None = None,
+                 reduce_retracing: bool = False) -> None:
         if not callable(python_function):
             raise TypeError(f"tf.function needs a callable, got {type(python_function).__name__}")
         self._python_function = python_function
@@ -1062,7 +1071,13 @@ class Function:
         """How many times this function has been traced (one per new input signature)."""
         return self._traces
 
-    def __get__(self, instance, owner=None):
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Function[_P, _R]: ...
+    @overload
+    def __get__(self: Function[Concatenate[_S, _Q], _R], instance: _S,
+                owner: type | None = None) -> Function[_Q, _R]: ...
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None:
             return self
         key = f"__tf_function_{id(self)}"
@@ -1082,7 +1097,7 @@ class Function:
         return f"<tapeflow.function {self._name}>"
 
     # -- calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         if _EAGER.flag:
             return self._python_function(*args, **kwargs)
         if _trace.graph is not None and hooks.tracing:
@@ -1116,7 +1131,7 @@ class Function:
         cf, flat = self._concrete(args, kwargs, run=True)
         return cf._call_flat(flat)
 
-    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """The concrete function for these arguments (tensors, ``tf.TensorSpec``, Python values),
         tracing it if needed; with an ``input_signature``, no arguments are needed.
 
@@ -1129,7 +1144,7 @@ class Function:
             args = self._signature
         return self._concrete(args, kwargs, run=False)[0]
 
-    def pretty_printed_concrete_signatures(self, verbose=True) -> str:
+    def pretty_printed_concrete_signatures(self, verbose: bool = True) -> str:
         """Every concrete function traced so far, with its signature (what to read when it retraces)."""
         out = []
         for cf in self._concretes():
@@ -1331,10 +1346,26 @@ def _read_if_variable(x):
     return x.read_value() if hasattr(x, "_as_tensor") and hasattr(x, "assign") else x
 
 
-def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
-             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
-             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None,
-             name=None):
+@overload
+def function(func: Callable[_P, _R], input_signature: Any = None, autograph: bool = True,
+             jit_compile: bool | None = None, reduce_retracing: bool = False, experimental_implements: Any = None,
+             experimental_autograph_options: Any = None, experimental_attributes: Any = None,
+             experimental_relax_shapes: bool | None = None, experimental_compile: bool | None = None,
+             experimental_follow_type_hints: Any = None, name: str | None = None) -> Function[_P, _R]: ...
+@overload
+def function(func: None = None, input_signature: Any = None, autograph: bool = True,
+             jit_compile: bool | None = None, reduce_retracing: bool = False, experimental_implements: Any = None,
+             experimental_autograph_options: Any = None, experimental_attributes: Any = None,
+             experimental_relax_shapes: bool | None = None, experimental_compile: bool | None = None,
+             experimental_follow_type_hints: Any = None,
+             name: str | None = None) -> Callable[[Callable[_Q, _S]], Function[_Q, _S]]: ...
+
+
+def function(func: Callable[..., Any] | None = None, input_signature: Any = None, autograph: bool = True,
+             jit_compile: bool | None = None, reduce_retracing: bool = False, experimental_implements: Any = None,
+             experimental_autograph_options: Any = None, experimental_attributes: Any = None,
+             experimental_relax_shapes: bool | None = None, experimental_compile: bool | None = None,
+             experimental_follow_type_hints: Any = None, name: str | None = None) -> Any:
     """Compile ``func`` into a graph function: traced once per input signature, then run as a graph.
 
     Usable as ``@tf.function``, ``@tf.function(input_signature=[...])`` or ``tf.function(f)``.

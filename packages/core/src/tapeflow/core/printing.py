@@ -3,6 +3,7 @@ function on every call (Python's ``print`` runs only while the function is trace
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -123,7 +124,8 @@ def _write(stream, text):
         flush()
 
 
-def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
+def print_(*inputs: Any, output_stream: Any = None, summarize: int | None = 3, sep: str = " ", end: str = "\n",
+           name: str | None = None) -> Any:
     """Print ``inputs`` (tensors and Python values, also nested in lists and dicts) when the op runs.
 
     Each tensor shows ``summarize`` leading and trailing entries per axis (``-1``: all); the stream is

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -93,7 +93,7 @@ class Tensor(_Operators):
     def get_shape(self) -> TensorShape:
         return self.shape
 
-    def numpy(self):
+    def numpy(self) -> Any:
         """The value as a NumPy array (read-only, no copy on the CPU); a NumPy scalar for 0-d."""
         arr = self._host()
         if not self._shape:
@@ -139,7 +139,7 @@ class Tensor(_Operators):
         return dlpack_device(self)
 
     # -- Python protocol ------------------------------------------------------
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a scalar tensor (shape ()) is undefined")
         n = self._shape[0]
@@ -148,7 +148,7 @@ class Tensor(_Operators):
                                   "graph runs)")
         return n
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if not self._shape:
             raise TypeError("iteration over a scalar tensor (shape ()) is undefined")
         if self._shape[0] is None:
@@ -170,25 +170,25 @@ class Tensor(_Operators):
                 + ("; use tf.reduce_any or tf.reduce_all" if what == "truth value" else ""))
         return self._host().reshape(()).item()
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self._scalar("truth value"))
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self._scalar("float value"))
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self._scalar("int value"))
 
-    def __complex__(self):
+    def __complex__(self) -> complex:
         return complex(self._scalar("complex value"))
 
-    def __index__(self):
+    def __index__(self) -> int:
         if not (self._dtype.is_integer or self._dtype.is_bool) or self._shape:
             raise TypeError(f"only scalar integer tensors can be used as an index, not {self._dtype.name} "
                             f"with shape {tuple(self._shape)}")
         return int(self._host().item())
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         if not spec:
             return str(self)
         return format(self._scalar("formatted value"), spec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from typing import Any, Iterator
 from sys import getrefcount as _refs
 from weakref import getweakrefcount as _weakrefs
 
@@ -13,7 +14,7 @@ from .dispatch import hooks, kernel_failed
 from .errors import InvalidArgumentError
 from .ops import _ew
 from .runner import _trace, primitive, run_tensors
-from .tensor import Tensor, _Operators, convert_to_tensor, make, numpy_repr
+from .tensor import Tensor, TensorShape, _Operators, convert_to_tensor, make, numpy_repr
 from .everyday import _prefix as _scope_prefix
 
 _uid = itertools.count()
@@ -45,7 +46,8 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
     _mine = None
     _mine_refs = (0, 0)
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None, shape=None):
+    def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None,
+                 shape: Any = None) -> None:
         graph = _trace.graph if hooks.tracing else None
         if graph is not None:
             if not getattr(graph, "allow_variables", True):
@@ -113,11 +115,11 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         return self._handle_name
 
     @property
-    def shape(self):
+    def shape(self) -> TensorShape:
         return self._value.shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> _dt.DType:
         return self._value._dtype
 
     @property
@@ -125,10 +127,10 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
         return self._value.device
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self._value._shape)
 
-    def numpy(self):
+    def numpy(self) -> Any:
         return self._read().numpy()
 
     def __array__(self, dtype=None, copy=None):
@@ -169,7 +171,7 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
     # whatever it says (an unlocked read-modify-write can lose concurrent updates, and an
     # uncontended lock costs ~0.1 us), so ``use_locking=True`` is honoured and ``False`` is safe.
 
-    def assign(self, value, use_locking=None, name=None, read_value=True):
+    def assign(self, value: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True) -> Any:
         """Set the value (same shape and dtype), atomically.  Returns the variable.
 
         >>> import tapeflow as tf
@@ -187,7 +189,8 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
             self._value = make(t._h, t._arr, t._shape, t._dtype, t._dev, t._size)
         return self if read_value else None
 
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None,
+                   read_value: bool = True) -> Any:
         """``self = self + delta``, atomically (no concurrent update is lost).  Returns the variable."""
         if hooks.tracing and _trace.graph is not None:
             return _traced_update(self, "assign_add", (delta,), {}, read_value)
@@ -199,7 +202,8 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
             self._update_flat(_ADD, t, "AssignAddVariableOp")
         return self if read_value else None
 
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None,
+                   read_value: bool = True) -> Any:
         """``self = self - delta``, atomically.  Returns the variable."""
         if hooks.tracing and _trace.graph is not None:
             return _traced_update(self, "assign_sub", (delta,), {}, read_value)
@@ -378,28 +382,28 @@ class Variable(_Operators):  # (type checkers see the operators _bind_variable_o
     def __str__(self):
         return self.__repr__()
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.read_value())
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.read_value())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self.read_value())
 
-    def __index__(self):
+    def __index__(self) -> int:
         return self.read_value().__index__()
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         return format(self.read_value(), spec)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._value)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         return iter(self.read_value())
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Tensor:
         """The slice ``self[key]`` as a tensor (read now, as every read) that can also be assigned:
         ``v[0].assign(x)``, ``v[:, 1].assign_add(d)``, ``v[1:3].assign_sub(d)`` update that slice of the
         variable atomically (the variable's lock), also inside ``tf.function``; ``x`` broadcasts to the slice.

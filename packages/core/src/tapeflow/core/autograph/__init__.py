@@ -28,10 +28,15 @@ import sysconfig
 import textwrap
 import types
 import weakref
+from typing import TYPE_CHECKING, overload
 
 from . import runtime as _runtime
 from .runtime import ConversionError, Undefined, UndefinedReturnValue  # noqa: F401
 from .transformer import ConversionSyntaxError, transform
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+    _F = TypeVar("_F", bound=Callable[..., Any])   # convert gives a function of the same signature
 
 __all__ = ["convert", "to_graph", "do_not_convert", "converted_call", "ConversionError", "is_converted"]
 
@@ -53,7 +58,13 @@ def _roots():
     return _skip_roots
 
 
-def do_not_convert(func=None):
+@overload
+def do_not_convert(func: None = None) -> Callable[[_F], _F]: ...
+@overload
+def do_not_convert(func: _F) -> _F: ...
+
+
+def do_not_convert(func: Any = None) -> Any:
     """Mark ``func`` so that AutoGraph calls it as written (its loops stay Python loops).
 
     >>> from tapeflow.core import autograph
@@ -154,7 +165,7 @@ def _convert_code(code, filename):
     return inner.__code__
 
 
-def convert(func):
+def convert(func: _F) -> _F:
     """The AutoGraph-converted version of ``func``: same Python semantics, and tensor-dependent ``if``,
     ``while`` and ``for`` statements become ``cond``/``while_loop`` while a graph is traced.
 

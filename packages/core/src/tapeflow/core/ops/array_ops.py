@@ -106,7 +106,7 @@ def fill(dims, value, dtype=None, name=None):
 
 
 @register("zeros", "Zeros", kind="composite")
-def zeros(shape, dtype=_dt.float32, name=None):
+def zeros(shape, dtype=_dt.float32, name=None) -> Tensor:
     """A tensor of zeros.
 
     >>> import tapeflow as tf
@@ -118,7 +118,7 @@ def zeros(shape, dtype=_dt.float32, name=None):
 
 
 @register("ones", "Ones", kind="composite")
-def ones(shape, dtype=_dt.float32, name=None):
+def ones(shape, dtype=_dt.float32, name=None) -> Tensor:
     """A tensor of ones.
 
     >>> import tapeflow as tf
@@ -129,7 +129,7 @@ def ones(shape, dtype=_dt.float32, name=None):
 
 
 @register("zeros_like", "ZerosLike", kind="composite")
-def zeros_like(input, dtype=None, name=None):
+def zeros_like(input, dtype=None, name=None) -> Tensor:
     """Zeros of ``input``'s shape and dtype.
 
     >>> import tapeflow as tf
@@ -142,7 +142,7 @@ def zeros_like(input, dtype=None, name=None):
 
 
 @register("ones_like", "OnesLike", kind="composite")
-def ones_like(input, dtype=None, name=None):
+def ones_like(input, dtype=None, name=None) -> Tensor:
     """Ones of ``input``'s shape and dtype.
 
     >>> import tapeflow as tf

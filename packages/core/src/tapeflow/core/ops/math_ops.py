@@ -1,6 +1,8 @@
 """Element-wise math, comparisons, casts, clipping and matmul (reductions: reduce_ops)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tapeflow import kernels
@@ -24,6 +26,15 @@ from ..runner import KernelStatus, _trace, check, fail, primitive, trace_node
 from ..tensor import Tensor, make
 from . import _ew
 from ._shape import _prod
+
+if TYPE_CHECKING:  # what the generated element-wise ops look like to type checkers
+    from typing import Any, Protocol
+
+    class _UnaryOp(Protocol):
+        def __call__(self, x: Any, name: str | None = None) -> Tensor: ...
+
+    class _BinaryOp(Protocol):
+        def __call__(self, x: Any, y: Any, name: str | None = None) -> Tensor: ...
 
 _HALF_CODE = _ew._HALF_CODE   # float16 and bfloat16 have the lowest dtype codes
 F = _dt.FLOATS
@@ -90,14 +101,14 @@ _BOOL_OUT = {"is_nan", "is_inf", "is_finite"}
 _STEP = {"floor", "ceil", "round"}
 
 
-def _make_unary(name, kname, tf_name, allowed, formula, example):
+def _make_unary(name, kname, tf_name, allowed, formula, example) -> _UnaryOp:
     """The public op of one ``_UNARY`` row, over its primitive (declared here)."""
     code = _ew.UN[kname]
     bool_out = name in _BOOL_OUT
     prim = _ew.unary_primitive(name, tf_name, code, allowed, bool_out)
     unary = _ew.unary
 
-    def op(x, name=None):
+    def op(x, name=None) -> Tensor:
         return unary(prim, code, x, 0.0, bool_out)
 
     op.__name__ = op.__qualname__ = name
@@ -121,7 +132,7 @@ assert all(globals()[_n] is _f for _n, _f in _UNARY_OPS.items()), "the names abo
 
 
 @register("leaky_relu", "LeakyRelu")
-def leaky_relu(features, alpha=0.2, name=None):
+def leaky_relu(features, alpha=0.2, name=None) -> Tensor:
     """x if x > 0 else alpha * x.
 
     >>> import tapeflow as tf
@@ -137,7 +148,7 @@ _LEAKY_RELU = _ew.unary_primitive("leaky_relu", "LeakyRelu", _LEAKY_RELU_CODE, F
 
 
 @register("gelu", "Gelu")
-def gelu(features, approximate=False, name=None):
+def gelu(features, approximate=False, name=None) -> Tensor:
     """The Gaussian error linear unit, x * Phi(x), element-wise.
 
     ``approximate=False``: x / 2 * erfc(-x / sqrt(2)), exact in the tails (gelu(-10.0) is
@@ -180,7 +191,7 @@ def _order(a, op):
 
 
 @register("polygamma", "Polygamma")
-def polygamma(a, x, name=None):
+def polygamma(a, x, name=None) -> Tensor:
     """psi^(a)(x): the a-th derivative of digamma (a = 0 is digamma itself), element-wise.
 
     >>> import tapeflow as tf
@@ -255,7 +266,7 @@ def _operand_error(status, inputs, attrs):
     return ""
 
 
-def _make_binary(name, kname, tf_name, allowed, formula, example):
+def _make_binary(name, kname, tf_name, allowed, formula, example) -> _BinaryOp:
     """The public op of one ``_BINARY`` row, over its primitive (declared here)."""
     code = _ew.BIN[kname]
     bool_out = name in _CMP
@@ -263,7 +274,7 @@ def _make_binary(name, kname, tf_name, allowed, formula, example):
                                 detail=_operand_error if name in _CHECKED else None)
     binary = _ew.binary
 
-    def op(x, y, name=None):
+    def op(x, y, name=None) -> Tensor:
         return binary(prim, code, x, y, bool_out)
 
     op.__name__ = op.__qualname__ = name
@@ -300,7 +311,7 @@ sigmoid_grad = _make_binary("sigmoid_grad", "sigmoid_grad", "SigmoidGrad", F,
 
 
 @register("truediv", "TrueDiv", kind="composite")
-def truediv(x, y, name=None):
+def truediv(x, y, name=None) -> Tensor:
     """x / y; integer inputs are cast first (int8, uint8, int16 to float32; int32, int64 to float64).
 
     >>> import tapeflow as tf
@@ -471,7 +482,7 @@ def _broadcasts_to(shape, target):
 
 
 @register("clip_by_norm", "ClipByNorm", kind="composite")
-def clip_by_norm(t, clip_norm, axes=None, name=None):
+def clip_by_norm(t, clip_norm, axes=None, name=None) -> Tensor:
     """t * clip_norm / max(||t||, clip_norm): ``t`` rescaled so its L2 norm over ``axes`` is at most ``clip_norm``.
 
     >>> import tapeflow as tf
@@ -579,7 +590,7 @@ def _strided(src, shape, strides, op):
 # ---- matmul -----------------------------------------------------------------
 
 @register("matmul", "MatMul")
-def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None):
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None) -> Tensor:
     """Matrix product of the last two axes, batched over the leading axes (which broadcast).
 
     >>> import tapeflow as tf

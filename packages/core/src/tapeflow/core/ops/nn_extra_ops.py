@@ -29,7 +29,7 @@ def _float(x, op, what="t"):
 
 
 @register("l2_loss", "L2Loss", kind="composite")
-def l2_loss(t, name=None):
+def l2_loss(t, name=None) -> Tensor:
     """Half the sum of the squares of ``t``: sum(t ** 2) / 2, a scalar of t's dtype.
 
     >>> import tapeflow as tf

@@ -87,7 +87,7 @@ def _axis(axis, nd, op):
 
 
 @register("softmax", "Softmax")
-def softmax(logits, axis=None, name=None):
+def softmax(logits, axis=None, name=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``axis`` (default: the last), computed stably.
 
     softmax(x)_i = exp(x_i - max x) / sum_j exp(x_j - max x)
@@ -100,7 +100,7 @@ def softmax(logits, axis=None, name=None):
 
 
 @register("log_softmax", "LogSoftmax")
-def log_softmax(logits, axis=None, name=None):
+def log_softmax(logits, axis=None, name=None) -> Tensor:
     """log(softmax(x)) along ``axis`` (default: the last), without forming softmax.
 
     log_softmax(x)_i = x_i - max x - log sum_j exp(x_j - max x)

@@ -363,7 +363,7 @@ def _DROPOUT_MASK(dev, *, shape, dtype, rate, key, stream):
 # ---- stateful ops ------------------------------------------------------------
 
 @register("random_uniform", "RandomUniform", nondiff=_NONDIFF)
-def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None):
+def random_uniform(shape, minval=0, maxval=None, dtype=_dt.float32, seed=None, name=None) -> Tensor:
     """Uniform random values in [minval, maxval) (floats; int32/int64 with ``maxval`` given).
 
     Each value is u = (32 random bits >> 8) * 2^-24 scaled to the range (float64 uses
@@ -394,7 +394,7 @@ def _is_int(dtype):
 
 
 @register("random_normal", "RandomStandardNormal", nondiff=_NONDIFF)
-def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None) -> Tensor:
     """Normal random values: mean + stddev * z with z from the Box-Muller transform.
 
     >>> import tapeflow as tf
@@ -410,7 +410,7 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, nam
 
 
 @register("truncated_normal", "TruncatedNormal", nondiff=_NONDIFF)
-def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None):
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dt.float32, seed=None, name=None) -> Tensor:
     """Normal random values redrawn until within two standard deviations of the mean.
 
     >>> import tapeflow as tf

@@ -119,7 +119,7 @@ _REDUCE_ALL = _reduction("reduce_all", "All", _RED["all"], B)
 
 
 @register("reduce_sum", "Sum")
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Sum over ``axis`` (an int, a list, or None for all); integer sums wrap like the dtype.
 
     >>> import tapeflow as tf
@@ -131,7 +131,7 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @register("reduce_prod", "Prod")
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Product over ``axis``.
 
     >>> import tapeflow as tf
@@ -142,7 +142,7 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @register("reduce_mean", "Mean")
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Mean over ``axis`` (integer means truncate toward zero; an empty float mean is NaN).
 
     >>> import tapeflow as tf
@@ -153,7 +153,7 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @register("reduce_max", "Max")
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Maximum over ``axis`` (NaN propagates; an empty reduction gives the dtype's lowest value).
 
     >>> import tapeflow as tf
@@ -164,7 +164,7 @@ def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @register("reduce_min", "Min")
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Minimum over ``axis`` (NaN propagates; an empty reduction gives the dtype's highest value).
 
     >>> import tapeflow as tf
@@ -175,7 +175,7 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @register("reduce_any", "Any", nondiff="boolean output")
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Logical or over ``axis`` (bool input).
 
     >>> import tapeflow as tf
@@ -186,7 +186,7 @@ def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
 
 
 @register("reduce_all", "All", nondiff="boolean output")
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None) -> Tensor:
     """Logical and over ``axis`` (bool input).
 
     >>> import tapeflow as tf
@@ -347,7 +347,7 @@ _ARGMIN = _argreduction("argmin", "ArgMin", 1)
 
 
 @register("argmax", "ArgMax", nondiff="integer output")
-def argmax(input, axis=None, output_type=_dt.int64, name=None):
+def argmax(input, axis=None, output_type=_dt.int64, name=None) -> Tensor:
     """Index of the largest value along ``axis`` (default 0); the first one on ties.
 
     >>> import tapeflow as tf
@@ -358,7 +358,7 @@ def argmax(input, axis=None, output_type=_dt.int64, name=None):
 
 
 @register("argmin", "ArgMin", nondiff="integer output")
-def argmin(input, axis=None, output_type=_dt.int64, name=None):
+def argmin(input, axis=None, output_type=_dt.int64, name=None) -> Tensor:
     """Index of the smallest value along ``axis`` (default 0).
 
     >>> import tapeflow as tf

@@ -126,7 +126,7 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
 
 
 @register("unsorted_segment_sqrt_n", "UnsortedSegmentSqrtN", kind="composite")
-def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None) -> Tensor:
     """The sum of the slices of ``data`` per segment id over the square root of their count (0 if empty).
 
     >>> import tapeflow as tf

@@ -57,7 +57,7 @@ def _scan_op(prim, x, axis, exclusive, reverse):
 
 
 @register("cumsum", "Cumsum")
-def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None) -> Tensor:
     """Running sum along ``axis``: out[i] = x[0] + ... + x[i] (exclusive: up to x[i-1]; reverse: from the end).
 
     >>> import tapeflow as tf
@@ -68,7 +68,7 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
 
 
 @register("cumprod", "Cumprod")
-def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None) -> Tensor:
     """Running product along ``axis``: out[i] = x[0] * ... * x[i] (exclusive, reverse as in cumsum).
 
     >>> import tapeflow as tf

@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import tempfile
+from typing import Any
 
 import numpy as np
 
@@ -604,7 +605,7 @@ def _write_model(onnx, model, path):
     onnx.checker.check_model(path, full_check=False)
 
 
-def save(obj, export_dir, signatures=None, options=None):
+def save(obj: Any, export_dir: str | os.PathLike[str], signatures: Any = None, options: Any = None) -> None:
     """Write ``obj``'s signatures to ``export_dir`` as ONNX models (one per signature) with a JSON manifest.
 
     ``obj`` is a ``tf.Module`` whose ``tf.function``\\ s have input signatures (``__call__`` exports as

@@ -18,6 +18,7 @@ import collections
 import json
 import math
 import os
+from typing import Any
 
 import numpy as np
 
@@ -1542,7 +1543,7 @@ def _read_manifest(export_dir):
     return manifest
 
 
-def load(export_dir, tags=None, options=None):
+def load(export_dir: str | os.PathLike[str], tags: Any = None, options: Any = None) -> Any:
     """Load a saved model (a directory ``tf.saved_model.save`` wrote: one ONNX model per signature and a
     manifest; or any directory of ``.onnx`` files, or one ``.onnx`` file) as graph functions on tapeflow's
     kernels, without the Python code that built it.
