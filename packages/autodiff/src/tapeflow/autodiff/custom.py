@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tapeflow.core import dispatch as _dispatch
 from tapeflow.core.runner import current_graph, primitive, run_tensors
@@ -23,6 +23,10 @@ from tapeflow.core.variables import Variable
 from . import _nest
 from .registry import defgrad
 from .tape import _state
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+    _F = TypeVar("_F", bound=Callable[..., Any])   # a gradient rule, returned as it is
 
 _hooks = _dispatch.hooks
 
@@ -74,7 +78,7 @@ def record(op: str, inputs, outputs, attrs: dict | None = None) -> None:
     rec(op, tuple(ins), outs, attrs)
 
 
-def register_gradient(op_type: str):
+def register_gradient(op_type: str) -> Callable[[_F], _F]:
     """Register the gradient of a user op (a decorator): ``fn(g, ans, *inputs, **attrs)``.
 
     ``g`` is the upstream gradient (a tuple for several outputs), ``ans`` the
@@ -97,7 +101,7 @@ def register_gradient(op_type: str):
         raise KeyError(f"{op_type!r} is one of tapeflow's own ops, whose gradient is already defined; give your op "
                        f"another name (or use tf.custom_gradient to override a computation's gradient)")
 
-    def deco(fn):
+    def deco(fn: _F) -> _F:
         if not callable(fn):
             raise TypeError(f"register_gradient({op_type!r}) decorates a function; got {type(fn).__name__}")
         defgrad(op_type, fn)

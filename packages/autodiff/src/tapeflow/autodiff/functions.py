@@ -68,7 +68,8 @@ def gradients_function(f, params=None) -> Callable[..., list[Any]]:
     return grad_fn
 
 
-def value_and_gradients_function(f, params=None):
+def value_and_gradients_function(f: Callable[..., Any],
+                                 params: list[int] | None = None) -> Callable[..., tuple[Any, list[Any]]]:
     """Like :func:`gradients_function`, returning ``(value, gradients)``.
 
     >>> import tapeflow as tf
@@ -97,7 +98,7 @@ def _implicit(f, args, kwargs):
     return value, list(zip(grads, variables))
 
 
-def implicit_gradients(f):
+def implicit_gradients(f: Callable[..., Any]) -> Callable[..., list[tuple[Any, Any]]]:
     """A function returning ``[(gradient, variable), ...]`` for every trainable variable ``f`` reads.
 
     >>> import tapeflow as tf
@@ -113,7 +114,7 @@ def implicit_gradients(f):
     return grad_fn
 
 
-def implicit_value_and_gradients(f):
+def implicit_value_and_gradients(f: Callable[..., Any]) -> Callable[..., tuple[Any, list[tuple[Any, Any]]]]:
     """Like :func:`implicit_gradients`, returning ``(value, [(gradient, variable), ...])``.
 
     >>> import tapeflow as tf

@@ -22,6 +22,7 @@ gradients work.
 from __future__ import annotations
 
 import threading
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 from tapeflow.core import dispatch as _dispatch
@@ -32,6 +33,8 @@ from tapeflow.core.variables import Variable
 
 from . import _nest
 from .registry import GRADIENTS, PER_INPUT
+
+_K = TypeVar("_K")
 
 _hooks = _dispatch.hooks
 _REGISTRY = _dispatch.REGISTRY
@@ -228,12 +231,12 @@ class GradientTape:
         self._vars: dict = {}         # variable -> its value tensors read on this tape
 
     # -- context --------------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         self._depth += 1
         _push(self)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._depth -= 1
         _pop(self)
         return False
@@ -295,7 +298,7 @@ class GradientTape:
         """
         return tuple(self._vars)
 
-    def stop_recording(self):
+    def stop_recording(self) -> _StopRecording:
         """A context in which this tape does not record (other tapes still do).
 
         >>> import tapeflow as tf
@@ -332,7 +335,23 @@ class GradientTape:
         _refresh(_state)
 
     # -- gradients --------------------------------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients=UnconnectedGradients.NONE):
+    @overload
+    def gradient(self, target: Any, sources: Tensor | Variable, output_gradients: Any = None,
+                 unconnected_gradients: str = UnconnectedGradients.NONE) -> Tensor: ...
+    @overload
+    def gradient(self, target: Any, sources: list[Any], output_gradients: Any = None,
+                 unconnected_gradients: str = UnconnectedGradients.NONE) -> list[Tensor]: ...
+    @overload
+    def gradient(self, target: Any, sources: tuple[Any, ...], output_gradients: Any = None,
+                 unconnected_gradients: str = UnconnectedGradients.NONE) -> tuple[Tensor, ...]: ...
+    @overload
+    def gradient(self, target: Any, sources: dict[_K, Any], output_gradients: Any = None,
+                 unconnected_gradients: str = UnconnectedGradients.NONE) -> dict[_K, Tensor]: ...
+
+    # (type checkers: a source the target does not reach gives None at run time, as TensorFlow's; the
+    # declared types are those of the connected case, as torch.autograd.grad declares them)
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: str = UnconnectedGradients.NONE) -> Any:
         """d(sum of ``target``)/d``sources``, shaped like ``sources`` (a tensor, list or nested structure).
 
         ``target`` is a tensor or a nested structure of them (their gradients add);
@@ -363,8 +382,8 @@ class GradientTape:
             self._release(None in grads)
         return _nest.pack_as(sources, grads) if _nest.is_nested(sources) else grads[0]
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: str = UnconnectedGradients.NONE,
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Any:
         """The full Jacobian: for each source, a tensor of shape ``target.shape + source.shape``.
 
         >>> import tapeflow as tf
@@ -398,8 +417,8 @@ class GradientTape:
             self._release(any(g is None for g in out))
         return _nest.pack_as(sources, out) if _nest.is_nested(sources) else out[0]
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(self, target: Any, source: Tensor | Variable, unconnected_gradients: str = UnconnectedGradients.NONE,
+                       parallel_iterations: int | None = None, experimental_use_pfor: bool = True) -> Tensor:
         """Per-example Jacobians: ``target[b]`` by ``source[b]``, shape ``(B,) + target.shape[1:] + source.shape[1:]``.
 
         Rows of the batch must be independent (as in a model applied per example).
@@ -643,13 +662,13 @@ class _StopRecording:
     def __init__(self, tape) -> None:
         self._tape = tape
 
-    def __enter__(self):
+    def __enter__(self) -> _StopRecording:
         self._was = self._tape._recording
         self._tape._recording = False
         _refresh(_state)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._tape._recording = self._was
         _refresh(_state)
         return False
