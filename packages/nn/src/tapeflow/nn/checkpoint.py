@@ -874,7 +874,7 @@ def list_variables(ckpt_dir_or_file) -> list:
     return [(k, list(v.shape)) for k, v in sorted(_read_file(path).items())]
 
 
-def load_variable(ckpt_dir_or_file, name):
+def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     """The value stored under ``name`` in a checkpoint, as a NumPy array."""
     path = _resolve(ckpt_dir_or_file)
     values = _read_file(path)

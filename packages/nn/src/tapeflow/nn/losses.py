@@ -11,6 +11,8 @@ the sum divided by the number of values), ``"sum"``, ``"mean_with_sample_weight"
 """
 from __future__ import annotations
 
+from typing import Any
+
 from tapeflow.core.errors import InvalidArgumentError
 from tapeflow.core.tensor import Tensor
 
@@ -702,7 +704,7 @@ class Loss(ConfigFromInit):
         self._dtype_arg = dtype
         self.dtype = _compute_dtype(dtype, type(self).__name__)
 
-    def __call__(self, y_true, y_pred, sample_weight=None):
+    def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Tensor:
         mask = _masks.get_mask(y_pred) if _masks._MASKS else None
         y_pred = _pred(y_pred)
         if y_pred.dtype != self.dtype:

@@ -129,7 +129,7 @@ class Reduce(Metric):
         self.total = self.add_variable((), name="total")
         self.count = self.add_variable((), name="count") if reduction == "mean" else None
 
-    def update_state(self, values, sample_weight=None):
+    def update_state(self, values, sample_weight=None) -> None:
         """Add ``values`` (weighted by ``sample_weight``), as Keras: each example (the first axis)
         counts once, its values reduced (mean or sum) over the axes its weight does not cover."""
         mask = _masks.get_mask(values) if _masks._MASKS else None
@@ -213,7 +213,7 @@ class MeanMetricWrapper(Mean):
         super().__init__(name=name or fn.__name__, dtype=dtype)
         self._fn, self._fn_kwargs = fn, kwargs
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         mask = _masks.get_mask(y_pred) if _masks._MASKS else None
         values = self._fn(y_true, y_pred, **self._fn_kwargs)
         if mask is not None:  # masked steps count for nothing (Keras's apply_mask with reduction "sum")
@@ -391,11 +391,11 @@ class RootMeanSquaredError(Mean):
     def __init__(self, name="root_mean_squared_error", dtype=None) -> None:
         super().__init__(name=name, dtype=dtype)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         y_true, y_pred = _losses._same_rank(_f32(y_true), _f32(y_pred))
         super().update_state(K.square(y_pred - y_true), sample_weight=sample_weight)
 
-    def result(self):
+    def result(self) -> Tensor:
         return K.sqrt(super().result())
 
 
@@ -702,7 +702,7 @@ class R2Score(Metric):
         self.count = self.add_variable((n,), name="count")
         self._built = True
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         y_true, y_pred = _losses._same_rank(_f32(y_true), _f32(y_pred))
         if not self._built:
             self._build(tuple(y_true.shape), tuple(y_pred.shape))
@@ -717,7 +717,7 @@ class R2Score(Metric):
         self.count.assign_add(K.reduce_sum(w, axis=0))
         self.num_samples.assign_add(_scalar(y_true._size))
 
-    def result(self):
+    def result(self) -> Tensor:
         if not self._built:
             return K.constant(0.0)
         s, c = self.sum.read_value(), self.count.read_value()
@@ -799,7 +799,7 @@ class FBetaScore(Metric):
         self.false_negatives.assign_add(wsum((1.0 - pred) * y_true))
         self.intermediate_weights.assign_add(wsum(y_true))
 
-    def result(self):
+    def result(self) -> Tensor:
         if not self._built:
             return K.constant(0.0)
         eps = _losses.EPSILON
@@ -843,7 +843,7 @@ class _IoUBase(Metric):
                                                                                 bool(sparse_y_pred), axis)
         self.total_cm = self.add_variable((self.num_classes, self.num_classes), name="total_confusion_matrix")
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         y_true, y_pred = _tensor(y_true), _tensor(y_pred)
         if not self.sparse_y_true:
             y_true = K.argmax(y_true, axis=self.axis)
@@ -889,7 +889,7 @@ class IoU(_IoUBase):
                                        type(self).__name__)
         self.target_class_ids = ids
 
-    def result(self):
+    def result(self) -> Tensor:
         cm = self.total_cm.read_value()
         rows, cols = K.reduce_sum(cm, axis=0), K.reduce_sum(cm, axis=1)
         tp = K.diag_part(cm)
@@ -914,7 +914,7 @@ class BinaryIoU(IoU):
         super().__init__(num_classes=2, target_class_ids=target_class_ids, name=name, dtype=dtype)
         self.threshold = float(threshold)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         y_pred = K.cast(K.greater_equal(_f32(y_pred), self.threshold), K.int32)
         super().update_state(y_true, y_pred, sample_weight)
 
@@ -1071,10 +1071,10 @@ class _Count(_Confusion):
         self._setup(_thresholds(thresholds, owner=type(self).__name__), (self._kind,))
         self.accumulator = getattr(self, self._kind)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         self._update(y_true, y_pred, sample_weight)
 
-    def result(self):
+    def result(self) -> Tensor:
         return self._single(self.accumulator.read_value())
 
 
@@ -1138,10 +1138,10 @@ class Precision(_Confusion):
         self._setup(_thresholds(thresholds, 0.5 if top_k is None else _NEG_INF, type(self).__name__),
                     ("true_positives", "false_positives"))
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         self._update(y_true, y_pred, sample_weight, top_k=self.top_k, class_id=self.class_id)
 
-    def result(self):
+    def result(self) -> Tensor:
         tp, fp = self.true_positives.read_value(), self.false_positives.read_value()
         return self._single(K.div_no_nan(tp, tp + fp))
 
@@ -1162,10 +1162,10 @@ class Recall(_Confusion):
         self._setup(_thresholds(thresholds, 0.5 if top_k is None else _NEG_INF, type(self).__name__),
                     ("true_positives", "false_negatives"))
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         self._update(y_true, y_pred, sample_weight, top_k=self.top_k, class_id=self.class_id)
 
-    def result(self):
+    def result(self) -> Tensor:
         tp, fn = self.true_positives.read_value(), self.false_negatives.read_value()
         return self._single(K.div_no_nan(tp, tp + fn))
 
@@ -1186,7 +1186,7 @@ class _AtConstraint(_Confusion):
             ts = [0.0] + [(i + 1) * 1.0 / (n - 1) for i in range(n - 2)] + [1.0]
             self._setup(ts, ("true_positives", "false_positives", "true_negatives", "false_negatives"), evenly=True)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         self._update(y_true, y_pred, sample_weight, class_id=self.class_id)
 
     def _rates(self):
@@ -1219,7 +1219,7 @@ class SensitivityAtSpecificity(_AtConstraint):
         self.specificity = _unit(specificity, "specificity", type(self).__name__)
         super().__init__(specificity, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
-    def result(self):
+    def result(self) -> Tensor:
         return self._best("specificity", "recall")
 
 
@@ -1235,7 +1235,7 @@ class SpecificityAtSensitivity(_AtConstraint):
         self.sensitivity = _unit(sensitivity, "sensitivity", type(self).__name__)
         super().__init__(sensitivity, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
-    def result(self):
+    def result(self) -> Tensor:
         return self._best("recall", "specificity")
 
 
@@ -1251,7 +1251,7 @@ class PrecisionAtRecall(_AtConstraint):
         self.recall = _unit(recall, "recall", type(self).__name__)
         super().__init__(recall, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
-    def result(self):
+    def result(self) -> Tensor:
         return self._best("recall", "precision")
 
 
@@ -1267,7 +1267,7 @@ class RecallAtPrecision(_AtConstraint):
         self.precision = _unit(precision, "precision", type(self).__name__)
         super().__init__(precision, num_thresholds=num_thresholds, class_id=class_id, name=name, dtype=dtype)
 
-    def result(self):
+    def result(self) -> Tensor:
         return self._best("precision", "recall")
 
 
@@ -1313,7 +1313,7 @@ class AUC(_Confusion):
         self._setup(thr, ("true_positives", "false_positives", "true_negatives", "false_negatives"), evenly=evenly,
                     with_epsilon=True, shape=num_labels if self.multi_label else None)
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true, y_pred, sample_weight=None) -> None:
         if self.from_logits:
             y_pred = K.sigmoid(_f32(y_pred))
         if self.multi_label and len(_tensor(y_pred).shape) != 2:
@@ -1331,7 +1331,7 @@ class AUC(_Confusion):
         lw = K.constant(self.label_weights, dtype=K.float32)
         return K.div_no_nan(K.reduce_sum(per * lw), K.reduce_sum(lw))
 
-    def result(self):
+    def result(self) -> Tensor:
         if not getattr(self, "_built", False):
             return K.constant(0.0)
         n = self.num_thresholds

@@ -14,7 +14,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import os
 
 import numpy as np
 
@@ -143,7 +146,7 @@ class Model(Layer):
         return _tf_function(serve, input_signature=specs)
 
     # -- layers --------------------------------------------------------------------------------------
-    def get_layer(self, name=None, index=None):
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
         """A layer of the model by ``name`` or by ``index`` in ``model.layers`` (one of the two).
 
         >>> import tapeflow as tf
@@ -625,7 +628,8 @@ class Model(Layer):
         return _to_numpy(self._step_function("predict_step")((_tensor(x), None, None)))
 
     # -- weights on disk -------------------------------------------------------------------------------
-    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+    def save_weights(self, filepath: str | os.PathLike[str], overwrite: bool = True, save_format: str | None = None,
+                     options: Any = None) -> None:
         """Write every variable of the model to a safetensors checkpoint (``.safetensors`` appended if missing).
 
         >>> import tempfile
@@ -650,7 +654,8 @@ class Model(Layer):
             raise FileExistsError(f"{checkpoint._file(filepath)!r} exists and overwrite=False")
         checkpoint.save_into(self, filepath)
 
-    def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
+    def load_weights(self, filepath: str | os.PathLike[str], skip_mismatch: bool = False, by_name: bool = False,
+                     options: Any = None) -> Any:
         """Restore the weights written by ``save_weights`` (into an unbuilt model: as it builds).
 
         As Keras 3's: a file with no value for one of the model's variables, or a value of another
@@ -707,7 +712,8 @@ class Model(Layer):
         return {"name": self.name, "trainable": self.trainable}
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath: str | os.PathLike[str], custom_objects: dict[str, Any] | None = None, compile: bool = True,
+               safe_mode: bool = True) -> Model:
     """Rebuild a model written by ``model.save("....keras")``: architecture, weights and (with
     ``compile=True``) the optimizer, loss and metrics it was compiled with.  Classes of your own
     are found in ``custom_objects`` or by ``tf.keras.saving.register_keras_serializable``.

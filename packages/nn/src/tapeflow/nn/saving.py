@@ -32,6 +32,7 @@ import os
 import tempfile
 import threading
 import zipfile
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +40,12 @@ from tapeflow.core import dtypes as _dt
 from tapeflow.core.errors import CheckpointWarning as _CheckpointWarning
 from tapeflow.core.errors import DataLossError, InvalidArgumentError, NotFoundError
 from tapeflow.core.tensor import TensorShape
+
+if TYPE_CHECKING:
+    from typing import Callable, TypeVar
+
+    from .models import Model
+    _T = TypeVar("_T")   # a registered class or function, returned as it is
 
 _GLOBAL_CUSTOM_OBJECTS: dict = {}  # registered name ("package>name") -> class or function
 _GLOBAL_CUSTOM_NAMES: dict = {}  # class or function -> registered name
@@ -51,7 +58,7 @@ _SEARCH = ("tapeflow.nn.layers", "tapeflow.nn.models", "tapeflow.nn.functional",
            "tapeflow.nn.activations", "tapeflow.nn.optimizers.schedules")
 
 
-def register_keras_serializable(package="Custom", name=None):
+def register_keras_serializable(package: str = "Custom", name: str | None = None) -> Callable[[_T], _T]:
     """Register a class or function under ``"package>name"`` so ``load_model`` and
     ``deserialize_keras_object`` find it without ``custom_objects``.
 
@@ -65,7 +72,7 @@ def register_keras_serializable(package="Custom", name=None):
     if not isinstance(package, str) or ">" in package:
         raise InvalidArgumentError(f"package={package!r}: allowed: a string without '>'", "RegisterSerializable")
 
-    def deco(obj):
+    def deco(obj: _T) -> _T:
         key = f"{package}>{name or obj.__name__}"
         if isinstance(obj, type) and not hasattr(obj, "get_config"):
             raise TypeError(f"register_keras_serializable: class {obj.__name__} has no get_config(); allowed: "
@@ -377,7 +384,8 @@ def _compile_config(model, args):
     return out
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath: str | os.PathLike[str], custom_objects: dict[str, Any] | None = None, compile: bool = True,
+               safe_mode: bool = True) -> Model:
     """Rebuild a model saved with ``model.save``: architecture, weights and (``compile=True``) its compile
     arguments.  A missing file raises NotFoundError; a file that is not a ``.keras`` archive, DataLossError.
     Classes come from tapeflow, ``custom_objects`` and the registry; ``safe_mode=False`` (a file you trust)

@@ -1,6 +1,8 @@
 """Activation layers with arguments (Keras 3's ReLU, LeakyReLU, PReLU, ELU, Softmax)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tapeflow.core as K
 from tapeflow.core.errors import InvalidArgumentError
 
@@ -8,6 +10,9 @@ from .. import _args as A
 from .. import initializers as _init
 from .base import Layer
 from .convolutional import _reg_config
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 class _Elementwise(Layer):
@@ -32,7 +37,7 @@ class ReLU(_Elementwise):
         self.negative_slope = A.number(negative_slope, "negative_slope", self, lo=0.0)
         self.threshold = A.number(threshold, "threshold", self)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = inputs
         t, s = self.threshold, self.negative_slope
         if t == 0.0 and s == 0.0:
@@ -64,7 +69,7 @@ class LeakyReLU(_Elementwise):
         super().__init__(**kwargs)
         self.negative_slope = A.number(negative_slope, "negative_slope", self, lo=0.0)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.leaky_relu(inputs, alpha=self.negative_slope)
 
     def get_config(self):
@@ -110,7 +115,7 @@ class PReLU(_Elementwise):
         self.alpha = self.add_weight("alpha", tuple(shape), initializer=self.alpha_initializer,
                                      regularizer=self.alpha_regularizer, constraint=self.alpha_constraint)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.subtract(K.relu(inputs), K.multiply(self.alpha.read_value(), K.relu(K.negative(inputs))))
 
     def get_config(self):
@@ -131,7 +136,7 @@ class ELU(_Elementwise):
         super().__init__(**kwargs)
         self.alpha = A.number(alpha, "alpha", self)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         y = K.elu(inputs)
         if self.alpha == 1.0:
             return y
@@ -161,7 +166,7 @@ class Softmax(_Elementwise):
         else:
             raise A._type_error(self, "axis", axis, "an int or a non-empty list of ints")
 
-    def call(self, inputs, mask=None):
+    def call(self, inputs, mask=None) -> Tensor:
         x = inputs
         if mask is not None:
             if len(mask.shape) > len(x.shape) or any(m != 1 and m != i for m, i in

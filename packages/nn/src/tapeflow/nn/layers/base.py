@@ -21,7 +21,7 @@ import functools
 import inspect
 import re
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,17 @@ import tapeflow.core as K
 from .. import initializers as _init
 from .._masks import _MASKS, get_mask as _get_mask, set_mask as _set_mask
 from .. import regularizers as _reg
+
+if TYPE_CHECKING:
+    from typing import Protocol, TypeVar
+
+    _Out = TypeVar("_Out", covariant=True)
+    _O = TypeVar("_O")
+
+    class _Calls(Protocol[_Out]):
+        """A layer as type checkers see it: calling it gives what its ``call`` returns."""
+
+        def call(self, *args: Any, **kwargs: Any) -> _Out: ...
 
 # Bumped whenever what any layer tracks changes (an attribute holding variables or layers is set,
 # a weight is added, a tracked list changes, ``trainable`` flips): the cached variable lists of
@@ -461,12 +472,12 @@ class Layer:
         _bump()
 
     @property
-    def variables(self) -> list:
+    def variables(self) -> list[Variable]:
         """Every variable of this layer and its sublayers (trainable ones first within each layer)."""
         return list(self._lists()[1])
 
     @property
-    def trainable_variables(self) -> list:
+    def trainable_variables(self) -> list[Variable]:
         """The variables an optimizer should update (none if ``trainable`` is False)."""
         return list(self._lists()[2])
 
@@ -547,8 +558,9 @@ class Layer:
         return node.args[0] if node.args else node.out_struct  # an InputLayer's input is its output
 
     # -- weights --------------------------------------------------------------------------
-    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,
-                   constraint=None, name=None, init=None, **kwargs):
+    def add_weight(self, *args: Any, shape: Any = None, initializer: Any = None, dtype: Any = None,
+                   trainable: bool = True, regularizer: Any = None, constraint: Any = None, name: str | None = None,
+                   init: Any = None, **kwargs: Any) -> Variable:
         """Create a variable owned by this layer.
 
         Takes Keras 3's order ``add_weight(shape, initializer, ...)`` or TF-Keras's
@@ -721,7 +733,7 @@ class Layer:
             self.build(shape)
         self.__dict__["built"] = True
 
-    def __call__(self, *args, **kwargs) -> Any:
+    def __call__(self: _Calls[_O], *args: Any, **kwargs: Any) -> _O:
         if _KERAS_HISTORY and _has_keras_tensor(args, kwargs):  # a functional-API call on symbolic tensors
             from ..functional import symbolic_call
 

@@ -1,12 +1,17 @@
 """Convolution and pooling layers (NHWC: batch, height, width, channels), and the 1-D global average over time."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
 import tapeflow.core as K
 from .base import InputSpec, Layer
 from .convolutional import Conv2D, Convolution2D  # noqa: F401 (grouped convolution of any rank lives there)
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 def _pair(v, what, owner):
@@ -42,7 +47,7 @@ class _Pool2D(Layer):
         self.padding = _padding(padding, self)
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return getattr(K, self._op)(inputs, ksize=self.pool_size, strides=self.strides, padding=self.padding.upper())
 
     def compute_output_shape(self, input_shape):
@@ -91,7 +96,7 @@ class GlobalAveragePooling2D(Layer):
         self.keepdims = A.boolean(keepdims, "keepdims", self)
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         n, h, w, c = inputs.shape
         if inputs.dtype in (K.float32, K.float64) and all(isinstance(d, int) and d > 0 for d in (h, w, c)):
             # one average-pooling window over the whole image: the same mean, and its gradient is one
@@ -127,7 +132,7 @@ class GlobalAveragePooling1D(Layer):
         self.keepdims = A.boolean(keepdims, "keepdims", self)
         self.input_spec = InputSpec(ndim=3)
 
-    def call(self, inputs, mask=None):
+    def call(self, inputs, mask=None) -> Tensor:
         if mask is None:
             return K.reduce_mean(inputs, axis=1, keepdims=self.keepdims)
         if tuple(mask._shape) != tuple(inputs._shape[:2]):
@@ -156,7 +161,7 @@ class GlobalMaxPooling2D(GlobalAveragePooling2D):
     TensorShape([2, 4])
     """
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.reduce_max(inputs, axis=(1, 2), keepdims=self.keepdims)
 
 

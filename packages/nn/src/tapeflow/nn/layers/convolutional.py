@@ -8,6 +8,8 @@ and back.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tapeflow.core as K
 from tapeflow.core.errors import InvalidArgumentError
 
@@ -15,6 +17,9 @@ from .. import _args as A
 from .. import activations as _act
 from .. import initializers as _init
 from .base import InputSpec, Layer
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 def _tuple(v, what, owner, n, lo=1):
@@ -178,7 +183,7 @@ class _Conv(Layer):
             return K.conv2d(x, w, strides=self.strides, padding=pad.upper(), dilations=self.dilation_rate)
         return _conv3d(x, w, self.strides, pad, self.dilation_rate)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = _to_last(inputs, self.rank, self.data_format)
         w = self.kernel.read_value()
         g = self.groups
@@ -325,7 +330,7 @@ class Conv2DTranspose(Layer):
         pad = k // 2 if self.padding == "same" else 0
         return (n - 1) * s + k - 2 * pad + self.output_padding[i]
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = _to_last(inputs, 2, self.data_format)
         b, h, w, _ = x.shape
         y = K.conv2d_transpose(x, self.kernel.read_value(), (b, self._len(h, 0), self._len(w, 1), self.filters),
@@ -407,7 +412,7 @@ class DepthwiseConv2D(Layer):
         return K.depthwise_conv2d(x, w, strides=(1,) + self.strides + (1,), padding=self.padding.upper(),
                                   dilations=self.dilation_rate)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = _to_last(inputs, 2, self.data_format)
         return _to_first(_finish(self, self._depthwise(x, self.kernel.read_value())), 2, self.data_format)
 
@@ -478,7 +483,7 @@ class SeparableConv2D(DepthwiseConv2D):
         axis = -1 if self.data_format == "channels_last" else 1
         self.input_spec = InputSpec(ndim=4, axes={axis: cin})
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = _to_last(inputs, 2, self.data_format)
         y = self._depthwise(x, self.depthwise_kernel.read_value())
         y = K.conv2d(y, self.pointwise_kernel.read_value(), strides=1, padding="VALID")

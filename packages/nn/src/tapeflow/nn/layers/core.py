@@ -1,6 +1,8 @@
 """Core layers: Dense, Activation, Dropout, Flatten, Reshape, Embedding, Masking, Lambda."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
@@ -9,6 +11,9 @@ from .. import activations as _act
 from .. import initializers as _init
 from .. import regularizers as _reg
 from .base import InputSpec, Layer, _TRAINING  # noqa: F401
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 def _cfg_init(x):
@@ -56,7 +61,7 @@ class Dense(Layer):
             if self.use_bias else None
         self.input_spec = InputSpec(min_ndim=2, axes={-1: int(in_dim)})
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         shape = inputs._shape
         kernel = self.kernel.read_value()
         if len(shape) == 2:
@@ -94,7 +99,7 @@ class Activation(Layer):
 
     supports_masking = True
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return self.activation(inputs)
 
     def compute_output_shape(self, input_shape):
@@ -132,7 +137,7 @@ class Dropout(Layer):
 
     supports_masking = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None) -> Tensor:
         if not training or self.rate == 0.0:
             return inputs
         noise_shape = None
@@ -162,7 +167,7 @@ class Flatten(Layer):
 
     _casts_ints = False  # moves values
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         shape = inputs._shape
         if len(shape) == 1:
             return K.reshape(inputs, (shape[0], 1))
@@ -194,7 +199,7 @@ class Reshape(Layer):
         if sum(1 for d in self.target_shape if d == -1) > 1:
             raise ValueError(f"target_shape may hold at most one -1, got {self.target_shape}")
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.reshape(inputs, (inputs._shape[0],) + self._resolve(inputs._shape[1:]))
 
     def _resolve(self, rest):
@@ -247,7 +252,7 @@ class Embedding(Layer):
                                           initializer=self.embeddings_initializer,
                                           regularizer=self.embeddings_regularizer)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         ids = inputs
         if not ids.dtype.is_integer:
             ids = K.cast(ids, K.int32)
@@ -298,7 +303,7 @@ class Masking(Layer):
     def compute_mask(self, inputs, mask=None):
         return K.reduce_any(K.not_equal(inputs, K.cast(self.mask_value, inputs.dtype)), axis=-1)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         keep = K.cast(self.compute_mask(inputs), inputs.dtype)
         return K.multiply(inputs, K.expand_dims(keep, -1))
 

@@ -15,11 +15,16 @@ inputs' masks; ``Concatenate`` joins along ``axis`` (the other sizes must match)
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tapeflow.core as K
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as _A
 from .base import Layer
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 __all__ = ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "add", "average",
            "concatenate", "dot", "maximum", "minimum", "multiply", "subtract"]
@@ -84,7 +89,7 @@ class _Merge(Layer):
         for s in shapes[1:]:
             out = _elemwise_shape(self, out, s[1:])
 
-    def call(self, inputs, mask=None):
+    def call(self, inputs, mask=None) -> Tensor:
         if not isinstance(inputs, (list, tuple)):
             _fail(self, f"a merge layer should be called on a list of inputs; received {type(inputs).__name__}")
         inputs = list(inputs)
@@ -262,7 +267,7 @@ class Concatenate(_Merge):
                 _fail(self, f"a Concatenate layer requires inputs with matching shapes except for the "
                             f"concatenation axis; received input_shape={shapes}")
 
-    def call(self, inputs, mask=None):
+    def call(self, inputs, mask=None) -> Tensor:
         if not isinstance(inputs, (list, tuple)):
             _fail(self, f"a Concatenate layer should be called on a list of inputs; received "
                         f"{type(inputs).__name__}")
@@ -384,7 +389,7 @@ class Dot(_Merge):
             x1, x2 = _l2_normalize(x1, a[0]), _l2_normalize(x2, a[1])
         return _batch_dot(x1, x2, a)
 
-    def call(self, inputs, mask=None):
+    def call(self, inputs, mask=None) -> Tensor:
         if not isinstance(inputs, (list, tuple)) or len(inputs) != 2:
             _fail(self, "a Dot layer should be called on a list of exactly 2 inputs")
         return self._merge(list(inputs), [None, None])

@@ -1,6 +1,8 @@
 """Normalization layers: BatchNormalization, LayerNormalization."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
@@ -9,6 +11,9 @@ from tapeflow.autodiff import pause_all
 from .. import initializers as _init
 from .. import regularizers as _reg
 from .base import InputSpec, Layer
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 def _axis_arg(axis, owner):
@@ -88,7 +93,7 @@ class BatchNormalization(Layer):
 
     supports_masking = True
 
-    def call(self, inputs, training=None, mask=None):
+    def call(self, inputs, training=None, mask=None) -> Tensor:
         rank = len(inputs._shape)
         bshape = self._bshape(rank)
         if mask is not None and len(mask._shape) != rank - 1:
@@ -185,7 +190,7 @@ class LayerNormalization(Layer):
 
     supports_masking = True  # per-position statistics: a mask over the other axes passes through
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         mean, var = K.moments(inputs, self._axes, keepdims=True)
         return _normalize(inputs, mean, var, self.beta, self.gamma, self.epsilon, self._bshape)
 

@@ -5,6 +5,8 @@ this module re-exports them so every pooling layer can be imported from here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tapeflow.core as K
 
 from .. import _args as A
@@ -12,6 +14,9 @@ from .base import InputSpec, Layer
 from .conv import (AveragePooling2D, AvgPool2D, GlobalAveragePooling1D, GlobalAveragePooling2D,  # noqa: F401
                    GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool2D, GlobalMaxPooling2D, MaxPool2D, MaxPooling2D)
 from .convolutional import _data_format, _out_len
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 class _Pool1D(Layer):
@@ -25,7 +30,7 @@ class _Pool1D(Layer):
         self.data_format = _data_format(data_format, self)
         self.input_spec = InputSpec(ndim=3)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = inputs if self.data_format == "channels_last" else K.transpose(inputs, (0, 2, 1))
         y = getattr(K, self._op)(K.expand_dims(x, 1), ksize=(1, self.pool_size), strides=(1, self.strides),
                                  padding=self.padding.upper())
@@ -97,7 +102,7 @@ class GlobalMaxPooling1D(_Global1D):
     [[3.0, 4.0]]
     """
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.reduce_max(inputs, axis=self._axis(), keepdims=self.keepdims)
 
 

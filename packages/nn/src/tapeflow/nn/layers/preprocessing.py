@@ -7,6 +7,8 @@ bilinear or nearest interpolation), so a fixed factor reproduces Keras's output.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 
 import numpy as np
@@ -17,6 +19,9 @@ from tapeflow.core.errors import InvalidArgumentError
 from .. import _args as A
 from .base import Layer
 from .reshaping import _lerp_axis
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 class Normalization(Layer):
@@ -139,7 +144,7 @@ class Normalization(Layer):
         self.count.assign(count)
         self._finalize()
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         if self.mean is None:
             raise InvalidArgumentError(f'layer "{self.name}" has no mean and variance yet; call adapt(data) or pass '
                                        "mean= and variance=", "Normalization")
@@ -174,7 +179,7 @@ class Rescaling(Layer):
         self.scale = A.number(scale, "scale", self)
         self.offset = A.number(offset, "offset", self)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.add(K.multiply(inputs, K.cast(self.scale, inputs.dtype)), K.cast(self.offset, inputs.dtype))
 
     def compute_output_shape(self, input_shape):

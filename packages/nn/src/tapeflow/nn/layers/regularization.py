@@ -1,12 +1,17 @@
 """Noise and dropout layers that act only while training: SpatialDropout2D, GaussianNoise."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tapeflow.core as K
 
 from .. import _args as A
 from .base import InputSpec, Layer
 from .convolutional import _data_format
 from .core import Dropout
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 class SpatialDropout2D(Dropout):
@@ -24,7 +29,7 @@ class SpatialDropout2D(Dropout):
         self.data_format = _data_format(data_format, self)
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None) -> Tensor:
         n, a, b, c = inputs.shape
         self.__dict__["noise_shape"] = (n, 1, 1, c) if self.data_format == "channels_last" else (n, a, 1, 1)
         try:
@@ -56,7 +61,7 @@ class GaussianNoise(Layer):
         self.seed = A.integer(seed, "seed", self, none_ok=True)
         self._calls = 0
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None) -> Tensor:
         if not training or self.stddev == 0.0:
             return inputs
         seed = None

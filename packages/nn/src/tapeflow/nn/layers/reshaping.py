@@ -1,12 +1,17 @@
 """Reshaping layers: UpSampling2D, ZeroPadding2D, Cropping2D, RepeatVector, Permute."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tapeflow.core as K
 from tapeflow.core.errors import InvalidArgumentError
 
 from .. import _args as A
 from .base import InputSpec, Layer
 from .convolutional import _data_format
+
+if TYPE_CHECKING:
+    from tapeflow.core.tensor import Tensor
 
 
 def _hw_axes(fmt):
@@ -73,7 +78,7 @@ class UpSampling2D(Layer):
         self.interpolation = A.choice(interpolation, "interpolation", self, ("nearest", "bilinear"))
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         x = inputs
         for axis, s in zip(_hw_axes(self.data_format), self.size):
             if s == 1:
@@ -112,7 +117,7 @@ class ZeroPadding2D(Layer):
         self.data_format = _data_format(data_format, self)
         self.input_spec = InputSpec(ndim=4)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         pads = [[0, 0]] * 4
         for axis, p in zip(_hw_axes(self.data_format), self.padding):
             pads[axis] = list(p)
@@ -151,7 +156,7 @@ class Cropping2D(Layer):
                                            f"{axis} of inputs of shape {tuple(shape)}; allowed: fewer than the "
                                            "axis holds", "Cropping2D")
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         self._check(inputs.shape)
         idx = [slice(None)] * 4
         for axis, (a, b) in zip(_hw_axes(self.data_format), self.cropping):
@@ -184,7 +189,7 @@ class RepeatVector(Layer):
         self.n = A.integer(n, "n", self, lo=1)
         self.input_spec = InputSpec(ndim=2)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.tile(K.expand_dims(inputs, 1), (1, self.n, 1))
 
     def compute_output_shape(self, input_shape):
@@ -214,7 +219,7 @@ class Permute(Layer):
                                        "axis 0 is not permuted)", "Permute")
         self.input_spec = InputSpec(ndim=len(self.dims) + 1)
 
-    def call(self, inputs):
+    def call(self, inputs) -> Tensor:
         return K.transpose(inputs, (0,) + self.dims)
 
     def compute_output_shape(self, input_shape):

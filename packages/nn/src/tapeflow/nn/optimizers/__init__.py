@@ -13,6 +13,8 @@ variables, so checkpoints hold it.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tapeflow.core import devices as _devices
@@ -29,6 +31,10 @@ from tapeflow.autodiff import pause_all
 from ..layers import base as _base
 from . import schedules  # noqa: F401
 from .schedules import LearningRateSchedule
+
+if TYPE_CHECKING:  # what learning_rate accepts (the setter checks it at run time)
+    from typing import Any, Callable, Union
+    LearningRateLike = Union[float, Tensor, Variable, LearningRateSchedule, Callable[..., Any]]
 
 _f32 = np.float32
 
@@ -141,7 +147,8 @@ class Optimizer:
     #: update otherwise: tests compare the two)
     _fused = True
 
-    def __init__(self, learning_rate=0.001, weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+    def __init__(self, learning_rate: LearningRateLike = 0.001,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
                  name=None, **kwargs) -> None:
         kwargs.pop("use_locking", None)
         if "lr" in kwargs:
@@ -393,7 +400,8 @@ class SGD(Optimizer):
     0.71
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
+    def __init__(self, learning_rate: LearningRateLike = 0.01,
+                 momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
                  clipvalue=None, global_clipnorm=None, name="SGD", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.momentum = A.number(momentum, "momentum", self, lo=0.0, hi=1.0)
@@ -435,7 +443,8 @@ class Adam(Optimizer):
     0.9
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
+    def __init__(self, learning_rate: LearningRateLike = 0.001,
+                 beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
                  weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adam", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.beta_1 = A.number(beta_1, "beta_1", self, lo=0.0, hi=1.0, hi_open=True)
@@ -488,7 +497,8 @@ class AdamW(Adam):
     0.95
     """
 
-    def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+    def __init__(self, learning_rate: LearningRateLike = 0.001,
+                 weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, clipnorm=None, clipvalue=None, global_clipnorm=None, name="adamw", **kwargs) -> None:
         if not A.number(weight_decay, "weight_decay", self, lo=0.0):
             raise ValueError("AdamW needs a weight_decay > 0 (use Adam otherwise)")
@@ -507,7 +517,8 @@ class RMSprop(Optimizer):
     0.9684
     """
 
-    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
+    def __init__(self, learning_rate: LearningRateLike = 0.001,
+                 rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="rmsprop", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.rho = A.number(rho, "rho", self, lo=0.0, hi=1.0)
@@ -563,7 +574,8 @@ class Adagrad(Optimizer):
 
     _slot_names = ("accumulator",)
 
-    def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
+    def __init__(self, learning_rate: LearningRateLike = 0.001,
+                 initial_accumulator_value=0.1, epsilon=1e-7, weight_decay=None,
                  clipnorm=None, clipvalue=None, global_clipnorm=None, name="adagrad", **kwargs) -> None:
         super().__init__(learning_rate, weight_decay, clipnorm, clipvalue, global_clipnorm, name, **kwargs)
         self.initial_accumulator_value = A.number(initial_accumulator_value, "initial_accumulator_value", self,
