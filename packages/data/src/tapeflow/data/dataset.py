@@ -193,10 +193,10 @@ class Dataset:
         return UNKNOWN_CARDINALITY
 
     # -- iteration ------------------------------------------------------------------
-    def __iter__(self):
+    def __iter__(self) -> Iterator:
         return Iterator(self)
 
-    def as_numpy_iterator(self):
+    def as_numpy_iterator(self) -> typing.Iterator[typing.Any]:  # (elements: arrays or structures of them)
         """Iterate with NumPy values (text as ``bytes``).
 
         >>> import tapeflow as tf
@@ -227,7 +227,7 @@ class Dataset:
             spec = self._spec_cache = self._compute_spec()
         return spec
 
-    def cardinality(self):
+    def cardinality(self) -> Tensor:
         """The number of elements as an int64 scalar; -1 when infinite, -2 when unknown.
 
         >>> import tapeflow as tf
@@ -604,7 +604,8 @@ class Dataset:
         """
         return ConcatenateDataset(self, dataset)
 
-    def reduce(self, initial_state, reduce_func, name=None):
+    def reduce(self, initial_state: typing.Any, reduce_func: typing.Callable[..., typing.Any],
+               name: str | None = None) -> typing.Any:
         """Fold the elements: ``state = reduce_func(state, element)``, starting at ``initial_state``.
 
         >>> import tapeflow as tf
