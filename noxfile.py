@@ -36,7 +36,8 @@ EXTRAS = {"nn": "[summary]"}
 TEST_DEPS = ["pytest>=8", "hypothesis>=6", "psutil>=5", "tomli>=2; python_version < '3.11'",
              "h5py>=3.8",  # h5py: nn reads Keras's .h5 weight files (its h5 extra)
              "pillow>=9",  # pillow: core's tf.io image codecs (its images extra)
-             "onnx>=1.16", "onnxruntime>=1.18"]  # tf.saved_model's ONNX export (core's onnx extra) and its tests
+             "onnx>=1.16", "onnxruntime>=1.18",  # tf.saved_model's ONNX export (core's onnx extra) and its tests
+             "sphinx>=7.2"]  # tests/test_docs_api_pages.py builds a small site with docs/_ext's API pages
 BACKENDS = ["cpu", "opencl", "cuda"]
 
 

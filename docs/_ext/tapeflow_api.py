@@ -2,7 +2,12 @@
 
 ``.. tapeflow-api:: core`` renders one package's page: its distribution name and
 version, then every public name of each of its namespaces, grouped by the module
-that defines it, as a table of names and summaries followed by the autodoc entries.  The
+that defines it, as tables of names and one-line summaries.  Every public function
+and class has a page of its own (``docs/api/_generated/<full name>.rst``, written when
+a build starts, git-ignored): its signature, its whole docstring with its examples (run
+by the doctest builder, once), its ``[source]`` link and, for a class, its methods and
+properties.  The tables link to those pages, and so do ``:func:``/``:class:``
+references from anywhere on the site (each object is indexed on its page only).  The
 names come from the installed packages at build time (``__all__`` where a module
 has one; otherwise the functions and classes defined in that package), so a name
 added to a package appears on the site without editing the docs, and a docstring
@@ -17,9 +22,11 @@ loads from the upper packages on first use (``tf.GradientTape``, ``tf.keras``...
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
+import sys
 import types
 
 from docutils import nodes
@@ -119,6 +126,16 @@ PACKAGES = {
              "Fashion-MNIST (IDX files)."),
         ],
     },
+    "distribute": {
+        "dist": "tapeflow-distribute",
+        "version_module": "tapeflow.distribute",
+        "prefix": "tapeflow.distribute",
+        "namespaces": [
+            ("tapeflow.distribute", "tapeflow.distribute",
+             "``tf.distribute``: strategies (MPI processes, local devices), replica contexts, distributed "
+             "datasets and the loss helpers."),
+        ],
+    },
 }
 
 # the defining module -> the heading of its group on a namespace's section
@@ -162,6 +179,9 @@ GROUPS = {
     "tapeflow.data.dataset": "Datasets",
     "tapeflow.data.readers": "Readers",
     "tapeflow.data._structure": "Element specs",
+    "tapeflow.distribute": "Strategies and replicas",
+    "tapeflow.distribute._strategy": "Strategies and replicas",
+    "tapeflow.distribute._collective": "Collectives",
 }
 
 _SKIP = {"annotations"}
@@ -295,40 +315,89 @@ def _group_title(modname: str, obj, namespace: str) -> str:
     return "More" if where.startswith("tapeflow") else "Other"
 
 
-def package_rst(key: str) -> list:
-    """The reStructuredText of one package's page (below its title)."""
+class Namespace:
+    """One namespace of a package's page: what it documents, in order.
+
+    ``fresh``: (name, object) documented here for the first time in the package; ``aliases``: (name,
+    the full name it was first documented under); ``submodules``: names of public submodules;
+    ``error``: why it could not be imported (then nothing else is set).
+    """
+
+    def __init__(self, ns: str, heading: str, blurb: str):
+        self.ns, self.heading, self.blurb = ns, heading, blurb
+        self.fresh: list = []
+        self.aliases: list = []
+        self.submodules: list = []
+        self.error: str | None = None
+
+
+_SURFACES: dict = {}   # package key -> [Namespace]; emptied when a build starts (builder-inited)
+
+
+def surface(key: str) -> list:
+    """The namespaces of one package's page (``PACKAGES[key]``), each with what it documents.
+
+    A name already documented under an earlier namespace of the same package is an alias of that
+    entry.  Computed once per build (the page and the symbol pages read the same list).
+    """
+    if key in _SURFACES:
+        return _SURFACES[key]
     spec = PACKAGES[key]
-    lines = [f"**Distribution** ``{spec['dist']}`` **version** ``{_version(key)}``", ""]
-    setup_at = len(lines)
-    modules: set = set()    # the modules defining what this page documents
+    out = []
     documented: dict = {}   # id(obj) -> the full name it was documented under
     for ns, heading, blurb in spec["namespaces"]:
+        space = Namespace(ns, heading, blurb)
+        out.append(space)
         try:
             names = public_names(ns, spec["prefix"])
         except ImportError as e:
-            lines += _heading(heading, "-") + [f"Not importable here: ``{e}``.", ""]
+            space.error = str(e)
             continue
-        fresh, aliases = [], []
-        submodules = [n for n, obj in names if isinstance(obj, types.ModuleType)]
+        space.submodules = [n for n, obj in names if isinstance(obj, types.ModuleType)]
         names = [(n, obj) for n, obj in names if not isinstance(obj, types.ModuleType)]
+        # of two names of one object in a namespace, the object's own (GlobalMaxPooling1D, not GlobalMaxPool1D)
+        preferred: dict = {}
         for n, obj in names:
-            full = f"{ns}.{n}"
+            if id(obj) not in preferred or n == getattr(obj, "__name__", None):
+                preferred[id(obj)] = n
+        for n, obj in names:
             k = id(obj)
-            if k in documented and not isinstance(obj, (int, float, str, bytes, bool)):
-                aliases.append((n, documented[k]))
+            if isinstance(obj, (int, float, str, bytes, bool)):
+                space.fresh.append((n, obj))
+            elif k in documented:
+                if documented[k] != f"{ns}.{n}":
+                    space.aliases.append((n, documented[k]))
             else:
-                fresh.append((n, obj))
-                documented.setdefault(k, full)
-                where = _defining_module(obj)
-                if where and where.startswith("tapeflow"):
-                    modules.add(where)
-        lines += _heading(heading, "-")
+                space.fresh.append((preferred[k], obj))
+                documented[k] = f"{ns}.{preferred[k]}"
+                if n != preferred[k]:
+                    space.aliases.append((n, documented[k]))
+    _SURFACES[key] = out
+    return out
+
+
+def package_rst(key: str) -> list:
+    """The reStructuredText of one package's page (below its title).
+
+    Each namespace: a table per group of its functions and classes (name, linked to the name's own
+    page, and the first line of its docstring), the entries of its data (``tf.float32``) in full, and
+    links to the names it shares with an earlier namespace.  The docstrings themselves are on the
+    symbol pages (``symbol_pages``), so each object is indexed, and each example run, once.
+    """
+    spec = PACKAGES[key]
+    lines = [f"**Distribution** ``{spec['dist']}`` **version** ``{_version(key)}``", ""]
+    for space in surface(key):
+        ns = space.ns
+        lines += _heading(space.heading, "-")
+        if space.error is not None:
+            lines += [f"Not importable here: ``{space.error}``.", ""]
+            continue
         lines += [f".. py:module:: {ns}", ""]
-        lines += [blurb, ""]
-        if not fresh and not aliases:
+        lines += [space.blurb, ""]
+        if not space.fresh and not space.aliases:
             lines += ["Nothing public.", ""]
         groups: dict = {}
-        for n, obj in fresh:
+        for n, obj in space.fresh:
             groups.setdefault(_group_title(ns, obj, ns), []).append((n, obj))
         for title in sorted(groups, key=_group_order):
             members = groups[title]
@@ -336,19 +405,234 @@ def package_rst(key: str) -> list:
                 lines += _heading(f"{title}", "~")
             lines += _summary_table(ns, members)
             for n, obj in members:
-                lines += _entry(f"{ns}.{n}", obj)
+                if _kind(obj) not in PAGE_KINDS:
+                    lines += _entry(f"{ns}.{n}", obj)
         if ns in REEXPORTS:
             links = ", ".join(f":py:obj:`{n} <{target}>`" for n, target in reexported(ns))
             if links:
                 lines += [f"{REEXPORTS[ns]} {links}.", ""]
-        if submodules:
-            links = ", ".join(f":py:mod:`{ns}.{n}`" for n in submodules)
+        if space.submodules:
+            links = ", ".join(f":py:mod:`{ns}.{n}`" for n in space.submodules)
             lines += [f"Submodules of ``{ns}``: {links}.", ""]
-        if aliases:
-            links = ", ".join(f":py:obj:`{n} <{target}>`" for n, target in aliases)
+        if space.aliases:
+            links = ", ".join(f":py:obj:`{n} <{target}>`" for n, target in space.aliases)
             lines += [f"Also in ``{ns}`` (the same objects as documented above): {links}.", ""]
-    lines[setup_at:setup_at] = _module_globals_setup(sorted(modules))
     return lines
+
+
+# ---- one page per public function and class -----------------------------------------------------
+
+PAGE_KINDS = ("function", "class")   # what gets a page of its own (data stays on the package page)
+GENERATED = "api/_generated"         # where the symbol pages are written (under the source dir; git-ignored)
+
+
+def symbol_pages(keys=None) -> dict:
+    """{docname under ``GENERATED``: reStructuredText} of every public function and class of the packages.
+
+    Each page: the full name as title, where it lives (namespace, package page, aliases), a hidden
+    doctest setup with its module's globals, and its autodoc entry (signature, the whole docstring,
+    the ``[source]`` link, and for a class its documented methods and properties).  Names that differ
+    only in case (``tf.keras.layers.Add`` and ``add``) get the kind appended to their file names, so
+    the site also unpacks on a case-insensitive file system.
+    """
+    entries = []   # (key, Namespace, name, obj, full name, kind, aliases)
+    for key in (keys or PACKAGES):
+        also: dict = {}
+        spaces = surface(key)
+        for space in spaces:
+            for n, target in space.aliases:
+                also.setdefault(target, []).append(f"{space.ns}.{n}")
+        for space in spaces:
+            for n, obj in space.fresh:
+                kind = _kind(obj)
+                if kind in PAGE_KINDS:
+                    entries.append((key, space, n, obj, f"{space.ns}.{n}", kind, also.get(f"{space.ns}.{n}", [])))
+    folded: dict = {}
+    for e in entries:
+        folded.setdefault(e[4].lower(), []).append(e)
+    pages = {}
+    for e in entries:
+        key, space, n, obj, full, kind, aliases = e
+        same = folded[full.lower()]
+        stem = full
+        if len(same) > 1:   # Add and add: tapeflow.nn.Add-class, tapeflow.nn.add-function (else numbered)
+            stem = f"{full}-{kind}" if len({x[5] for x in same}) == len(same) else f"{full}-{same.index(e) + 1}"
+        pages[stem] = _symbol_page(key, space, n, obj, full, kind, aliases)
+    return pages
+
+
+def _escape_title(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("_", "\\_").replace("*", "\\*")
+
+
+def _symbol_page(key, space, n, obj, full, kind, aliases) -> list:
+    spec = PACKAGES[key]
+    where = _defining_module(obj)
+    title = _escape_title(full)
+    lines = [":orphan:", "", f".. generated by docs/_ext/tapeflow_api.py from {where}; not committed", "",
+             title, "=" * len(title), ""]
+    group = _group_title(space.ns, obj, space.ns)
+    context = f"A {kind} of ``{space.ns}`` (:doc:`{spec['dist']} <../{key}>`"
+    context += f", *{group}*)." if group not in ("More", "Other") else ")."
+    if aliases:
+        context += " Also: " + ", ".join(f"``{a}``" for a in aliases) + "."
+    lines += [context, ""]
+    if where and where.startswith("tapeflow"):
+        lines += _module_globals_setup([where])
+    return lines + _entry(full, obj)
+
+
+# ---- [source] links for what viewcode cannot place ---------------------------------------------------
+#
+# viewcode links an entry to its source when the entry's name is a ``def``/``class`` of the defining
+# module.  Many public names are not: ``tf.print`` is ``print_``, ``tf.add`` is made by a factory
+# (``op.__name__ = "add"``), ``tf.config.list_logical_devices = list_physical_devices``.  This gives
+# viewcode, for each module, the tags it finds plus one per documented name (and, for a class documented
+# under another name, per member) at the lines of the object's definition.
+
+_TAGS: dict = {}   # module -> (code, tags); emptied when a build starts
+
+
+def _documented_by_module() -> dict:
+    """{defining module: [(name the entry is documented under, object)]} over every package's surface."""
+    out: dict = {}
+    for key in PACKAGES:
+        for space in surface(key):
+            for n, obj in space.fresh:
+                if _kind(obj) in PAGE_KINDS and isinstance(getattr(obj, "__module__", None), str):
+                    out.setdefault(obj.__module__, []).append((n, obj))
+    return out
+
+
+def find_source(app, modname: str):
+    """viewcode-find-source: (code, tags) of a module defining documented names, with a tag for each of them
+    (None for other modules: viewcode's own analysis)."""
+    if modname in _TAGS:
+        return _TAGS[modname]
+    documented = _documented_by_module().get(modname)
+    if not documented:
+        return None
+    from sphinx.pycode import ModuleAnalyzer
+
+    try:
+        analyzer = ModuleAnalyzer.for_module(modname)
+        analyzer.find_tags()
+    except Exception:
+        return None
+    tags = dict(analyzer.tags)
+    module = _import(modname)
+    source_file = getattr(module, "__file__", None)
+    for n, obj in documented:
+        if n in tags:
+            continue
+        qual = getattr(obj, "__qualname__", "")
+        if qual in tags:
+            tags[n] = tags[qual]
+            for t in [t for t in tags if t.startswith(qual + ".")]:
+                tags.setdefault(n + t[len(qual):], tags[t])
+            continue
+        try:   # made by a factory: the lines of the def that made it, when it is in this module
+            if inspect.getsourcefile(obj) != source_file:
+                continue
+            body, start = inspect.getsourcelines(obj)
+        except (OSError, TypeError):
+            continue
+        tags[n] = ("def", start, start + len(body) - 1)
+    _TAGS[modname] = (analyzer.code, tags)
+    return _TAGS[modname]
+
+
+_FILES: dict = {}   # source file -> module name, over sys.modules; emptied when a build starts
+
+
+def _module_of_file(path: str) -> str | None:
+    if path not in _FILES:
+        _FILES.update({getattr(m, "__file__", None): name for name, m in list(sys.modules.items())})
+    return _FILES.get(path)
+
+
+def _code_file(obj) -> str | None:
+    """The file a function's code, or a class's body (its own methods' code), comes from."""
+    obj = inspect.unwrap(obj) if callable(obj) else obj   # (a decorated function's own code, not its wrapper's)
+    if inspect.isfunction(obj):
+        return obj.__code__.co_filename
+    if inspect.isclass(obj):
+        for member in vars(obj).values():
+            member = getattr(member, "__func__", None) or getattr(member, "fget", None) or member
+            member = inspect.unwrap(member) if callable(member) else member
+            if inspect.isfunction(member) and member.__qualname__.startswith(obj.__qualname__ + "."):
+                return member.__code__.co_filename
+    return None
+
+
+def follow_definition(app, modname: str, attribute: str):
+    """viewcode-follow-imported: the module whose source defines an entry, where viewcode's guess (the
+    object's ``__module__``) is not it: a property's is its getter's (viewcode skips properties: no
+    ``__module__``), and a package that re-homes its names (tapeflow.distribute sets ``__module__`` to
+    itself) has them defined in a submodule.  None: viewcode's guess stands."""
+    value = None
+    try:
+        value = _import(modname)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except Exception:
+        return None
+    if isinstance(value, (property, functools.cached_property)):
+        getter = getattr(value, "fget", None) or getattr(value, "func", None)
+        return getattr(getter, "__module__", None)
+    home = getattr(value, "__module__", None)
+    try:
+        path = _code_file(value)
+    except Exception:   # (an object whose __wrapped__ chain loops)
+        return None
+    if not isinstance(home, str) or path == getattr(sys.modules.get(home), "__file__", None):
+        return None
+    if path is not None:
+        return _module_of_file(path)
+    qual = getattr(value, "__qualname__", None)
+    if not inspect.isclass(value) or not qual or _defines(home, qual):
+        return None
+    for name in sorted(m for m in list(sys.modules) if m.startswith(home + ".")):   # a class without methods
+        if getattr(sys.modules[name], qual, None) is value and _defines(name, qual):
+            return name
+    return None
+
+
+def _defines(modname: str, qualname: str) -> bool:
+    from sphinx.pycode import ModuleAnalyzer
+
+    try:
+        analyzer = ModuleAnalyzer.for_module(modname)
+        analyzer.find_tags()
+    except Exception:
+        return False
+    return qualname in analyzer.tags
+
+
+def write_symbol_pages(app) -> None:
+    """builder-inited: (re)write ``GENERATED`` to hold exactly the symbol pages of this build.
+
+    A page whose text did not change is not touched (its time stamp stays); a page of a name that is
+    gone is removed.  Every symbol page is read again on each build, as the package pages are: its
+    text comes from the installed packages, not from its file.
+    """
+    import pathlib
+
+    _SURFACES.clear()
+    _TAGS.clear()
+    _FILES.clear()
+    out = pathlib.Path(app.srcdir) / GENERATED
+    out.mkdir(parents=True, exist_ok=True)
+    pages = symbol_pages()
+    for stem, lines in pages.items():
+        path = out / f"{stem}.rst"
+        text = "\n".join(lines) + "\n"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    for path in out.glob("*.rst"):
+        if path.stem not in pages:
+            path.unlink()
+    app.env.tapeflow_symbol_docs = {f"{GENERATED}/{stem}" for stem in pages}
 
 
 def _module_globals_setup(modules: list) -> list:
@@ -611,7 +895,8 @@ def _always_reread(env):
 
 
 def _outdated(app, env, added, changed, removed):
-    return sorted(getattr(env, "tapeflow_live_docs", set()) - set(removed))
+    live = getattr(env, "tapeflow_live_docs", set()) | getattr(env, "tapeflow_symbol_docs", set())
+    return sorted(live - set(removed) - set(added))
 
 
 def _purge(app, env, docname):
@@ -623,6 +908,10 @@ def _merge(app, env, docnames, other):
 
 
 def setup(app):
+    app.setup_extension("sphinx.ext.viewcode")
+    app.connect("builder-inited", write_symbol_pages)
+    app.connect("viewcode-find-source", find_source)
+    app.connect("viewcode-follow-imported", follow_definition)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
@@ -632,4 +921,4 @@ def setup(app):
     app.connect("autodoc-process-docstring", escape_formula_bars)
     app.connect("autodoc-process-docstring", report_module_globals)
     app.add_directive("tapeflow-facade-map", FacadeMap)
-    return {"version": "1", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "1", "env_version": 3, "parallel_read_safe": True, "parallel_write_safe": True}
