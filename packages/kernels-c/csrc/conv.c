@@ -972,11 +972,15 @@ static inline void window(const geom_t *p, int64_t oh, int64_t ow, int64_t *h0, 
     *w1 = ws + p->kw < p->w ? ws + p->kw : p->w;
 }
 
+/* window offsets of the max-pool gradients come from a table for windows of up to WINTAB
+ * positions (a division per channel cost most of their time) */
+#define WINTAB 256
+
 #define POOLS(T, LOWEST)                                                                       \
 /* per channel of the window of output pixel (n, oh, ow): the largest value and its window    \
  * index (row-major; the first on ties; -1 for an empty window), branch-free so it vectorises */ \
-CONV_CLONES static void winmax_##T(const geom_t *p, const T *x, int64_t n, int64_t oh, int64_t ow, \
-                                   T *restrict best, int32_t *restrict at) {                   \
+static inline __attribute__((always_inline)) void winmax_##T(const geom_t *p, const T *x,     \
+        int64_t n, int64_t oh, int64_t ow, T *restrict best, int32_t *restrict at) {           \
     const int64_t C = p->c;                                                                    \
     int64_t h0, h1, w0, w1;                                                                    \
     window(p, oh, ow, &h0, &h1, &w0, &w1);                                                     \
@@ -986,11 +990,12 @@ CONV_CLONES static void winmax_##T(const geom_t *p, const T *x, int64_t n, int64
     for (int64_t ih = h0; ih < h1; ih++)                                                       \
         for (int64_t iw = w0; iw < w1; iw++, k++) {                                            \
             const T *restrict xp = x + ((n * p->h + ih) * p->w + iw) * C;                      \
-            for (int64_t q = 0; q < C; q++) {                                                  \
-                T v = xp[q];                                                                   \
-                int gt = v > best[q];                                                          \
-                best[q] = gt ? v : best[q];                                                    \
-                at[q] = gt ? k : at[q];                                                        \
+            for (int64_t q = 0; q < C; q++) {   /* unconditional stores: no masked stores */     \
+                T v = xp[q], b = best[q];                                                      \
+                int32_t a = at[q];                                                             \
+                int32_t gt = -(int32_t)(v > b);                                                \
+                best[q] = v > b ? v : b;                                                       \
+                at[q] = (k & gt) | (a & ~gt);                                                  \
             }                                                                                  \
         }                                                                                      \
 }                                                                                              \
@@ -1000,6 +1005,16 @@ static inline int64_t winpos_##T(const geom_t *p, int64_t n, int64_t oh, int64_t
     window(p, oh, ow, &h0, &h1, &w0, &w1);                                                     \
     int64_t ww = w1 - w0;                                                                      \
     return ((n * p->h + h0 + k / ww) * p->w + w0 + k % ww) * p->c;                             \
+}                                                                                              \
+/* tab[k] = the offset of window index k from the window's first element, when the window    \
+ * has at most WINTAB entries (else 0: the callers divide, once per channel) */                \
+static inline int wintab_##T(const geom_t *p, int64_t h0, int64_t h1, int64_t w0, int64_t w1,  \
+                             int64_t *tab) {                                                   \
+    if ((h1 - h0) * (w1 - w0) > WINTAB) return 0;                                              \
+    int64_t k = 0;                                                                             \
+    for (int64_t a = 0; a < h1 - h0; a++)                                                      \
+        for (int64_t b = 0; b < w1 - w0; b++) tab[k++] = (a * p->w + b) * p->c;                \
+    return 1;                                                                                  \
 }                                                                                              \
 CONV_CLONES static void maxpool_rows_##T(const geom_t *p, const T *x, T *y, int64_t r0, int64_t r1) { \
     const int64_t C = p->c;                                                                    \
@@ -1018,10 +1033,11 @@ CONV_CLONES static void maxpool_rows_##T(const geom_t *p, const T *x, T *y, int6
         next_pixel(p, &n, &oh, &ow);                                                           \
     }                                                                                          \
 }                                                                                              \
-static void maxpool_grad_img_##T(const geom_t *p, const T *x, const T *dy, T *dx, int64_t n,  \
+CONV_CLONES static void maxpool_grad_img_##T(const geom_t *p, const T *x, const T *dy, T *dx, int64_t n,  \
                                  void *scratch) {                                              \
     const int64_t C = p->c;                                                                    \
-    T *best = scratch;                                                                         \
+    int64_t *tab = scratch;                                                                    \
+    T *best = (T *)(tab + WINTAB);                                                             \
     int32_t *at = (int32_t *)(best + C);                                                       \
     for (int64_t oh = 0; oh < p->oh; oh++)                                                     \
         for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
@@ -1031,16 +1047,20 @@ static void maxpool_grad_img_##T(const geom_t *p, const T *x, const T *dy, T *dx
             T *d = dx + winpos_##T(p, n, oh, ow, 0);                                           \
             int64_t ww = p->w, h0, h1, w0, w1;                                                 \
             window(p, oh, ow, &h0, &h1, &w0, &w1);                                             \
-            for (int64_t q = 0; q < C; q++) {                                                  \
-                int32_t k = at[q];                                                             \
-                d[((k / (w1 - w0)) * ww + k % (w1 - w0)) * C + q] += g[q];                     \
-            }                                                                                  \
+            if (wintab_##T(p, h0, h1, w0, w1, tab))                                            \
+                for (int64_t q = 0; q < C; q++) d[tab[at[q]] + q] += g[q];                     \
+            else                                                                               \
+                for (int64_t q = 0; q < C; q++) {                                              \
+                    int32_t k = at[q];                                                         \
+                    d[((k / (w1 - w0)) * ww + k % (w1 - w0)) * C + q] += g[q];                 \
+                }                                                                              \
         }                                                                                      \
 }                                                                                              \
-static void maxpool_gg_rows_##T(const geom_t *p, const T *x, const T *ggx, T *ggy,            \
+CONV_CLONES static void maxpool_gg_rows_##T(const geom_t *p, const T *x, const T *ggx, T *ggy,            \
                                 int64_t r0, int64_t r1, void *scratch) {                       \
     const int64_t C = p->c;                                                                    \
-    T *best = scratch;                                                                         \
+    int64_t *tab = scratch;                                                                    \
+    T *best = (T *)(tab + WINTAB);                                                             \
     int32_t *at = (int32_t *)(best + C);                                                       \
     int64_t n, oh, ow;                                                                         \
     pixel_of(p, r0, &n, &oh, &ow);                                                             \
@@ -1052,7 +1072,9 @@ static void maxpool_gg_rows_##T(const geom_t *p, const T *x, const T *ggx, T *gg
             const T *src = ggx + winpos_##T(p, n, oh, ow, 0);                                  \
             int64_t h0, h1, w0, w1;                                                            \
             window(p, oh, ow, &h0, &h1, &w0, &w1);                                             \
-            for (int64_t q = 0; q < C; q++) {                                                  \
+            if (wintab_##T(p, h0, h1, w0, w1, tab))                                            \
+                for (int64_t q = 0; q < C; q++) ggy[r * C + q] = src[tab[at[q]] + q];          \
+            else for (int64_t q = 0; q < C; q++) {                                             \
                 int32_t k = at[q];                                                             \
                 ggy[r * C + q] = src[((k / (w1 - w0)) * p->w + k % (w1 - w0)) * C + q];        \
             }                                                                                  \
@@ -1173,7 +1195,9 @@ static int avgpool_grad_task(const void *vc, int64_t n, void *unused) {
 }
 
 /* per-thread scratch of the max-pool gradients: each channel's best value and where it is */
-static size_t winmax_scratch(const geom_t *p) { return (size_t)p->c * (sizeof(double) + sizeof(int32_t)); }
+static size_t winmax_scratch(const geom_t *p) {
+    return WINTAB * sizeof(int64_t) + (size_t)p->c * (sizeof(double) + sizeof(int32_t));
+}
 
 int tpf_max_pool2d(int dt, const int64_t *geom, const void *x, void *y) {
     geom_t p;
