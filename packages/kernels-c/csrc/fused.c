@@ -15,7 +15,11 @@
  * The n elements are cut into tiles of TILE (each register's tile fits in L1 with the
  * others in L2); a thread evaluates a whole tile, instruction after instruction, each
  * instruction one tight loop over the tile.  Registers that are outputs are the output
- * buffers themselves (no copy); inputs are read in place.
+ * buffers themselves (no copy); inputs are read in place.  Without reductions the threads take
+ * chunks of CHUNK elements (32 tiles) as they become free, so a thread slowed by other work on
+ * the machine takes fewer (the results do not depend on who computes a chunk); a generated
+ * kernel (below) runs over a whole chunk in one call when no input is a broadcast row.  With
+ * reductions each thread has tpf_reduce's fixed slice (the results' bits depend on it).
  *
  * The loops are the rows of elementwise.def expanded with the same macros, scalar
  * expressions (scalar_math.h), attributes (the FV loops' target clones) and floating-point
@@ -42,6 +46,7 @@
 #endif
 
 #define TILE 1024
+#define CHUNK ((int64_t)32 * TILE)   /* the unit of work of a thread without reductions */
 #define NFIELDS 7
 
 typedef void (*fbinfn)(const void *, const void *, void *, int64_t);
@@ -405,18 +410,23 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
     if (!outof) return TPF_ENOMEM;
     for (int r = 0; r < n_regs; r++) outof[r] = -1;
     for (int k = 0; k < n_outputs; k++) outof[out_regs[k]] = k;
-    int nt, per_tiles = 0;
-    int64_t chunk = 0, ntiles = (n + TILE - 1) / TILE;
-    if (n_red) {                   /* tpf_reduce's slices of [0, n) */
+    int nt;
+    int64_t chunk = 0, nchunks = 0, next_chunk = 0;
+    if (n_red) {                   /* tpf_reduce's slices of [0, n), one a thread */
         nt = TPF_NTHREADS(n);
         if (nt < 1) nt = 1;
         chunk = nt > 1 ? (((n + nt - 1) / nt + 7) & ~(int64_t)7) : n;
-    } else {                       /* one contiguous block of tiles a thread */
+    } else {                       /* chunks of CHUNK tiles, taken by whichever thread is free */
+        nchunks = (n + CHUNK - 1) / CHUNK;
         nt = TPF_NTHREADS(n);
-        if (nt > ntiles) nt = (int)ntiles;
+        if (nt > nchunks) nt = (int)nchunks;
         if (nt < 1) nt = 1;
-        per_tiles = (int)((ntiles + nt - 1) / nt);
     }
+    /* a generated kernel without broadcast rows runs over a whole chunk in one call (it reads its inputs
+     * and writes its outputs in place: no tile buffers to fill) */
+    int whole = gen && !n_red;
+    for (int r = 0; r < n_inputs; r++)
+        if (input_period[r] > 1) whole = 0;
     /* each thread's partial result of each reduction (an accumulator is at most 8 bytes) */
     double *part = n_red ? malloc(sizeof(double) * (size_t)nt * (size_t)n_red) : NULL;
     if (n_red && !part) { free(outof); return TPF_ENOMEM; }
@@ -424,16 +434,11 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
     #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int t = 0; t < nt; t++) {
         tpf_fp_enter();
-        int64_t lo, hi;
+        int64_t lo = 0, hi = n_red ? 0 : (n < CHUNK ? n : CHUNK);   /* without reductions: the first chunk's size */
         if (n_red) {
             lo = t * chunk < n ? t * chunk : n;
             hi = lo + chunk < n ? lo + chunk : n;
-        } else {
-            lo = (int64_t)t * per_tiles * TILE;
-            if (lo > n) lo = n;
-            hi = lo + (int64_t)per_tiles * TILE < n ? lo + (int64_t)per_tiles * TILE : n;
         }
-        /* this thread's tiles of the temporaries and of the scalar inputs (repeated), and its lanes */
         /* this thread's tiles of the temporaries and of the scalar inputs (repeated), its lanes, the
          * registers' pointers and element sizes: kept from call to call (no allocation, no page faults) */
         int64_t tl = hi - lo < TILE ? (hi - lo + LANES - 1) / LANES * LANES : TILE;  /* a tile's length */
@@ -464,39 +469,50 @@ int tpf_fused_eval_reduce(const int32_t *program, const double *params, int n_in
                     ptr[r] = buf + (size_t)r * stride;
                 }
             }
-            for (int64_t a = lo; a < hi; a += TILE) {
-                int64_t m = a + TILE <= hi ? TILE : hi - a;
-                for (int r = 0; r < n_regs; r++) {
-                    if (r < n_inputs) {
-                        int64_t per = input_period[r];
-                        if (!per) {
-                            ptr[r] = (void *)((const char *)inputs[r] + a * es[r]);
-                        } else if (per > 1) {   /* a row repeated: this tile's elements of it */
-                            char *b = buf + (size_t)r * stride;
-                            ptr[r] = b;
-                            int64_t off = a % per;
-                            for (int64_t i = 0; i < m;) {
-                                int64_t take = per - off < m - i ? per - off : m - i;
-                                memcpy(b + i * es[r], (const char *)inputs[r] + off * es[r], (size_t)take * es[r]);
-                                i += take;
-                                off = 0;
-                            }
-                        }
-                    } else if (outof[r] >= 0) {
-                        ptr[r] = (char *)outputs[outof[r]] + a * es[r];
-                    }
+            for (int64_t c = 0;; c++) {
+                if (!n_red) {              /* the next chunk free */
+                    int64_t k = __atomic_fetch_add(&next_chunk, 1, __ATOMIC_RELAXED);
+                    if (k >= nchunks) break;
+                    lo = k * CHUNK;
+                    hi = lo + CHUNK < n ? lo + CHUNK : n;
+                } else if (c) {
+                    break;
                 }
-                if (gen) gen(ptr, params, m, 0u);
-                else run_tile(program, params, n_instr, reg_dtype, ptr, m);
-                for (int q = 0; q < n_red; q++) {
-                    int reg = red_regs[q], f64 = reg_dtype[reg] == TPF_F64;
-                    const rakind *K = &ra_table[red_ops[q]][f64];
-                    const char *x = (const char *)ptr[reg];
-                    int64_t in_lanes = (full > a ? (full < a + m ? full : a + m) - a : 0);
-                    if (in_lanes) K->lanes(x, in_lanes, lanes + (size_t)q * LANES * 8);
-                    if (a + m == hi) {       /* the slice's last tile: fold the lanes, then the tail */
-                        if (full > lo) K->fold(lanes + (size_t)q * LANES * 8, acc + q);
-                        K->seq(x + (size_t)in_lanes * es[reg], m - in_lanes, acc + q);
+                int64_t step = whole ? hi - lo : TILE;
+                for (int64_t a = lo; a < hi; a += step) {
+                    int64_t m = a + step <= hi ? step : hi - a;
+                    for (int r = 0; r < n_regs; r++) {
+                        if (r < n_inputs) {
+                            int64_t per = input_period[r];
+                            if (!per) {
+                                ptr[r] = (void *)((const char *)inputs[r] + a * es[r]);
+                            } else if (per > 1) {   /* a row repeated: this tile's elements of it */
+                                char *b = buf + (size_t)r * stride;
+                                ptr[r] = b;
+                                int64_t off = a % per;
+                                for (int64_t i = 0; i < m;) {
+                                    int64_t take = per - off < m - i ? per - off : m - i;
+                                    memcpy(b + i * es[r], (const char *)inputs[r] + off * es[r], (size_t)take * es[r]);
+                                    i += take;
+                                    off = 0;
+                                }
+                            }
+                        } else if (outof[r] >= 0) {
+                            ptr[r] = (char *)outputs[outof[r]] + a * es[r];
+                        }
+                    }
+                    if (gen) gen(ptr, params, m, 0u);
+                    else run_tile(program, params, n_instr, reg_dtype, ptr, m);
+                    for (int q = 0; q < n_red; q++) {
+                        int reg = red_regs[q], f64 = reg_dtype[reg] == TPF_F64;
+                        const rakind *K = &ra_table[red_ops[q]][f64];
+                        const char *x = (const char *)ptr[reg];
+                        int64_t in_lanes = (full > a ? (full < a + m ? full : a + m) - a : 0);
+                        if (in_lanes) K->lanes(x, in_lanes, lanes + (size_t)q * LANES * 8);
+                        if (a + m == hi) {       /* the slice's last tile: fold the lanes, then the tail */
+                            if (full > lo) K->fold(lanes + (size_t)q * LANES * 8, acc + q);
+                            K->seq(x + (size_t)in_lanes * es[reg], m - in_lanes, acc + q);
+                        }
                     }
                 }
             }

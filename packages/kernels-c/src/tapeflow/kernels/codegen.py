@@ -5,11 +5,13 @@ over each tile.  Here the program becomes one C function that computes the whole
 loop, the registers being local variables (the compiler vectorises the loop; only the outputs and the reduced
 registers are written), compiled by the system compiler (``CC``, else ``sysconfig``'s, else ``cc``) into a
 shared library and registered with ``fused.c`` under the program's signature (``tpfgen_register``): from then
-on every evaluation of that program (core's fused op, the executor) calls it per tile, with the interpreter's
-tiling, threads, broadcasts and reductions.  Libraries are cached on disk, keyed by a hash of the source, the
-compiler (its path and ``--version``) and the flags: ``$XDG_CACHE_HOME/tapeflow/kernels`` (default
-``~/.cache/tapeflow/kernels``; ``TAPEFLOW_KERNEL_CACHE`` overrides), written atomically (a temporary file
-renamed).  Without a compiler, or when compiling fails, nothing is registered and the interpreter runs.
+on every evaluation of that program (core's fused op, the executor) calls it per tile (or once per chunk of
+32 tiles when no input is a broadcast row and nothing is reduced), with the interpreter's threads, broadcasts and
+reductions.  Libraries are cached on disk, keyed by a hash of the source, the compiler (its path and
+``--version``), the flags and the headers the source includes (their contents: ``include/``):
+``$XDG_CACHE_HOME/tapeflow/kernels`` (default ``~/.cache/tapeflow/kernels``; ``TAPEFLOW_KERNEL_CACHE``
+overrides), written atomically (a temporary file renamed).  Without a compiler, or when compiling fails,
+nothing is registered and the interpreter runs.
 
 The results are the interpreter's bit for bit.  Each instruction is the same scalar expression
 (``scalar_math.h``'s ``TPF_X_*`` macros, the rows of ``elementwise.def``) with the same floating-point
@@ -156,6 +158,20 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(base) / "tapeflow" / "kernels"
 
 
+def headers_digest(include: pathlib.Path | None = None) -> str:
+    """A hash of the headers a generated kernel includes (``include/``'s ``.h`` and ``.def`` files, names and
+    contents): part of the disk cache's key, so a kernel compiled against other scalar math is never reused.
+
+    >>> len(headers_digest()) == 64 and headers_digest() != headers_digest(INCLUDE.parent)
+    True
+    """
+    h = hashlib.sha256()
+    for f in sorted((include or INCLUDE).glob("*")):
+        if f.suffix in (".h", ".def"):
+            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def build(source: str, name: str) -> int | None:
     """The address of function ``name`` of ``source`` compiled (or found in the disk cache), or None when there
     is no usable compiler or compiling fails."""
@@ -166,7 +182,8 @@ def build(source: str, name: str) -> int | None:
         stats["failed"] += 1
         return None
     cmd, ident = cc
-    key = hashlib.sha256("\0".join([source, ident, " ".join(FLAGS), str(INCLUDE)]).encode()).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([source, ident, " ".join(FLAGS), str(INCLUDE), headers_digest()]).encode()
+                         ).hexdigest()[:32]
     d = cache_dir()
     path = d / f"fused_{key}.so"
     with _LOCK:

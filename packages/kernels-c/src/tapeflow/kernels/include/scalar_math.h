@@ -90,6 +90,8 @@ static inline uint64_t tpf_f64_bits_(double d) { uint64_t u; memcpy(&u, &d, 8); 
 #define TPF_U64C(c) c##ULL
 #endif
 
+#include "vmath.h"   /* exp, expm1, tanh, sigmoid for float32 (vectorisable, <= 2 ulp) */
+
 /* ---- half and bfloat16 conversions (software, round to nearest even) ------------------ */
 TPF_FN float tpf_half_to_float(tpf_u16 h) {
     tpf_u32 sign = (tpf_u32)(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -165,17 +167,8 @@ TPF_FN float tpf_vexpf_parts(float xc, float *s1, float *s2) {
 #define TPF_EXPF_HI 88.7228393554688f
 #define TPF_EXPF_LO -103.972084045410f
 
-/* e**x (results down to the subnormals and up to FLT_MAX come out right) */
-TPF_FN float tpf_vexpf(float x) {
-    const float hi = TPF_EXPF_HI, lo = TPF_EXPF_LO;
-    float xc = x < hi ? x : hi;          /* NaN becomes hi here; it is restored below */
-    xc = xc > lo ? xc : lo;
-    float s1, s2;
-    float y = tpf_vexpf_parts(xc, &s1, &s2) * s1 * s2;
-    y = x > hi ? TPF_INFF : y;
-    y = x < lo ? 0.0f : y;
-    return x != x ? x : y;
-}
+/* e**x: vmath.h's (results down to the subnormals and up to FLT_MAX come out right) */
+TPF_FN float tpf_vexpf(float x) { return tpf_vm_expf(x); }
 
 /* natural log: x = m 2**e with m in [sqrt(1/2), sqrt(2)), log(m) by Cephes' polynomial */
 TPF_FN float tpf_vlogf(float x) {
@@ -207,40 +200,13 @@ TPF_FN float tpf_vlogf(float x) {
     return x != x ? x : res;
 }
 
-/* tanh: an odd polynomial below |x| = 0.625, 1 - 2 / (e**2|x| + 1) above, with
- * |x| clamped to 10 (tanh(10) rounds to 1) so that e**2|x| needs no range checks.
- * NaN takes the polynomial branch, which propagates it. */
-TPF_FN float tpf_vtanhf(float x) {
-    float a = TPF_FABSF(x);
-    float z2 = a < 10.0f ? a + a : 20.0f;
-    TPF_EXPF_REDUCE(z2, n, r);
-    float e = tpf_expf_r(r) * TPF_F32_FROM_BITS((tpf_u32)((tpf_i32)n + 127) << 23);
-    float big = TPF_COPYSIGNF(1.0f - 2.0f / (e + 1.0f), x);
-    float z = x * x;
-    float q = -5.70498872745e-3f;
-    q = q * z + 2.06390887954e-2f;
-    q = q * z - 5.37397155531e-2f;
-    q = q * z + 1.33314422036e-1f;
-    q = q * z - 3.33332819422e-1f;
-    float sm = TPF_COPYSIGNF(q * z * x + x, x);   /* keeps tanh(-0) = -0 */
-    return a >= 0.625f ? big : sm;
-}
+/* tanh and sigmoid: vmath.h's */
+TPF_FN float tpf_vtanhf(float x) { return tpf_vm_tanhf(x); }
+TPF_FN float tpf_vsigmoidf(float x) { return tpf_vm_sigmoidf(x); }
 
-/* sigmoid and silu from e = e**-|x| (never overflows): sigmoid = 1 / (1 + e) for x >= 0 and
- * e / (1 + e) below, so that sigmoid(x) for x in [-104, -88.7] is e**x (subnormal, or 0
- * when flushed) rather than 1 / (1 + inf) = 0; silu below 0 scales x * p / (1 + e) by
+/* silu from e = e**-|x| (never overflows): x / (1 + e) for x >= 0 and x e / (1 + e) below;
+ * silu below 0 scales x * p / (1 + e) by
  * 2**n last, so its normal results down to x = -92 come out right. */
-TPF_FN float tpf_vsigmoidf(float x) {
-    float a = -TPF_FABSF(x);
-    float ac = a > TPF_EXPF_LO ? a : TPF_EXPF_LO;   /* NaN stays NaN: propagated below */
-    float s1, s2;
-    float e = tpf_vexpf_parts(ac, &s1, &s2) * s1 * s2;
-    e = a < TPF_EXPF_LO ? 0.0f : e;
-    float d = 1.0f / (1.0f + e);
-    float y = x >= 0 ? d : e * d;
-    return x != x ? x : y;
-}
-
 TPF_FN float tpf_vsiluf(float x) {
     float a = -TPF_FABSF(x);
     float ac = a > TPF_EXPF_LO ? a : TPF_EXPF_LO;
@@ -445,7 +411,8 @@ TPF_FN tpf_wf tpf_polygamma(int m, tpf_wf x) {
 #define TPF_X_RSQRT(x, p, W) (1 / sqrt(x))
 #define TPF_X_EXP_f32(x, p, W) tpf_vexpf(x)
 #define TPF_X_EXP_f64(x, p, W) exp(x)
-#define TPF_X_EXPM1(x, p, W) expm1(x)
+#define TPF_X_EXPM1_f32(x, p, W) tpf_vm_expm1f(x)
+#define TPF_X_EXPM1_f64(x, p, W) expm1(x)
 #define TPF_X_LOG_f32(x, p, W) tpf_vlogf(x)
 #define TPF_X_LOG_f64(x, p, W) log(x)
 #define TPF_X_LOG1P(x, p, W) log1p(x)
