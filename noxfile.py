@@ -5,7 +5,7 @@
     nox -s bench      benchmarks beside NumPy / PyTorch / TensorFlow, in one run
     nox -s bench_distributed   tf.distribute's all-reduce vs raw mpi4py, an MLP step on 1/2/3 MPI processes
     nox -s lint       ruff (pinned) with ruff.toml
-    nox -s typecheck  pyright and mypy --strict (pinned) over the README's tour, the docs' examples and examples/
+    nox -s typecheck  pyright and mypy --strict (pinned) over the README's tour, the docs' pages and examples/
     nox -s wheels     every package's sdist and wheel into dist/ (tapeflow-kernels: cp310-abi3, manylinux), then
                       a fresh venv with no C compiler installs them and runs the README's tour and smoke tests
     nox -s tests_per_package   each package's tests with only it and what it declares installed
@@ -131,21 +131,23 @@ TYPECHECK = ["pyright[nodejs]==1.1.414", "mypy==2.4.1"]   # pinned: a new releas
 
 @nox.session
 def typecheck(session):
-    """pyright and mypy (pinned) over what users type, against the installed packages (their py.typed markers,
-    .pyi stubs and annotations): the README's tour, the getting-started pages (the eager tour one section at a
-    time: tools/typecheck_snippets.py) and examples/; ``mypy --strict`` on all but the eager tour, whose
-    TensorFlow-guide functions are unannotated (plain mypy there)."""
+    """pyright and ``mypy --strict`` (pinned) over what users type, against the installed packages (their py.typed
+    markers, .pyi stubs and annotations): the README's tour, every page of docs/getting-started and docs/guides
+    (one module per section: tools/typecheck_snippets.py, which also writes the checkers' configuration for
+    them) and examples/."""
     session.install(_kernels_wheel(session))
     session.install(*[str(ROOT / "packages" / n) for n in present() if n != "kernels-c"])
-    session.install(*TYPECHECK, "onnx>=1.16", "onnxruntime>=1.18")  # (what examples/ import)
+    # (what examples/ and the pages import: ONNX Runtime runs an exported model, TensorBoard reads event files)
+    session.install(*TYPECHECK, "onnx>=1.16", "onnxruntime>=1.18", "tensorboard>=2.15")
     out = pathlib.Path(session.create_tmp()) / "snippets"
     shutil.rmtree(out, ignore_errors=True)
     session.run("python", "tools/typecheck_snippets.py", str(out))
-    snippets = sorted(str(p) for p in out.glob("*.py"))
-    tour = sorted(str(p) for p in out.glob("docs_tour_*.py"))
-    session.run("pyright", *snippets, "examples")
-    session.run("mypy", "--strict", *[p for p in snippets if p not in tour], "examples")
-    session.run("mypy", *tour)
+    snippets = sorted(p.name for p in out.glob("*.py"))
+    session.chdir(out)  # a page's section imports the sections before it from this folder
+    session.run("pyright", *snippets, str(ROOT / "examples"))
+    session.run("mypy", "--config-file", "mypy.ini", *snippets)
+    session.chdir(ROOT)
+    session.run("mypy", "--strict", "examples")
 
 
 SHAPES = {"core+autodiff": ["kernels-c", "core", "autodiff"], "full": ORDER}

@@ -34,11 +34,11 @@ while a != 1:
     print(a)
 
 section("Iterating a tensor")
-x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
-for i in range(x.shape[0]):
-    for j in range(x.shape[1]):
-        print(x[i, j])
-for row in x:
+grid = tf.constant([[1.0, 2.0], [3.0, 4.0]])  # (not x: x is a list above, and a name keeps one type)
+for i in range(grid.shape[0]):
+    for j in range(grid.shape[1]):
+        print(grid[i, j])
+for row in grid:
     print(row)
 
 section("Instant errors")
