@@ -56,6 +56,7 @@ cl_int clReleaseProgram(cl_program);
 cl_kernel clCreateKernel(cl_program, const char *, cl_int *);
 cl_int clReleaseKernel(cl_kernel);
 cl_int clSetKernelArg(cl_kernel, cl_uint, size_t, const void *);
+cl_int clGetKernelArgInfo(cl_kernel, cl_uint, cl_uint, size_t, void *, size_t *);
 cl_int clEnqueueNDRangeKernel(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
                               const size_t *, cl_uint, const cl_event *, cl_event *);
 cl_int clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_uint, size_t, size_t, void *, cl_uint,
@@ -96,6 +97,8 @@ CL_PROGRAM_BINARY_SIZES = 0x1165
 CL_PROGRAM_BINARIES = 0x1166
 CL_PROGRAM_BUILD_LOG = 0x1183
 CL_EVENT_COMMAND_EXECUTION_STATUS = 0x11D3
+CL_KERNEL_ARG_TYPE_QUALIFIER = 0x1199   # needs programs built with -cl-kernel-arg-info
+CL_KERNEL_ARG_TYPE_CONST = 1 << 0
 
 ERRORS = {
     0: "CL_SUCCESS", -1: "CL_DEVICE_NOT_FOUND", -2: "CL_DEVICE_NOT_AVAILABLE",

@@ -23,6 +23,26 @@ OpenCL type is (pocl's CPU device is not).
 Device ``opencl:i`` is the i-th device over all platforms (``device_count()``).
 Set ``TAPEFLOW_OPENCL_LIB`` to use another OpenCL loader.
 
+Tiny ops on the host mirror.  An enqueue costs 10-15 µs on pocl (and a blocking
+read of a result 20-60 µs), against about 1 µs for our C kernel on the host, so
+a tiny buffer (at most ``TAPEFLOW_OPENCL_HOST_OPS`` bytes, default 1024; 0 turns
+this off; :meth:`OpenCLBackend.set_host_ops`) keeps a host copy, its *mirror*,
+when the host has its value anyway: made from host data (``from_numpy``), read
+back (``to_numpy``), or computed on the host.  An element-wise op whose inputs
+are all mirrored and whose output is tiny runs the CPU backend's C kernel on the
+mirrors, when its result is the same to the bit as the device kernel's: the
+correctly rounded IEEE operations (add, sub, mul; div in float64, and in float32
+on CPU-type devices whose ``/`` is IEEE), comparisons, logical and bitwise ops,
+neg, abs, sign, square, relu, floor, ceil, isnan/isfinite and the relu
+gradient, in float32, float64, the integer types and bool, with the device's
+denormal setting equal to the CPU's.  Anything else runs on the device.  The
+result's device copy is then stale: it is written to the device (one
+asynchronous write, in queue order) before a device command touches the buffer,
+and reads of a mirrored buffer are served from the mirror without waiting.  A
+device command that may write a buffer (a kernel taking it through a parameter
+not declared ``const``, a copy or write into it) drops its mirror.  Tensors
+still report the OpenCL device: only where the arithmetic runs changes.
+
 >>> from tapeflow.kernels import opencl
 >>> isinstance(opencl.device_count(), int)   # 0 where there is no OpenCL
 True
@@ -36,10 +56,12 @@ import os
 import pathlib
 import threading
 
-from . import BackendUnavailable, register_backend
+import numpy as np
+
+from . import BINARY_OPS, UNARY_OPS, BackendUnavailable, get_backend, register_backend
 from . import _clbind as B
-from .gpu_common import DeviceBuffer, out_of_memory, source
-from .gpu_contract import ctype
+from .gpu_common import OK, DeviceBuffer, out_of_memory, source
+from .gpu_contract import BOOL, F32, F64, I8, I16, I32, I64, MAXDIMS, SIZE, U8, ctype
 from .gpu_entries import GPUBackend
 
 _API = None
@@ -138,6 +160,40 @@ def _info_int(fn, obj, param, ctype="cl_ulong") -> int:
 
 _UNSET = object()
 
+#: element-wise ops whose result is exact (correctly rounded, or no rounding): the host's C kernel and the
+#: device's agree to the bit, so a tiny op may run on the host mirror (see the module docstring)
+_HOST_BINARY = frozenset(BINARY_OPS.index(n) for n in (
+    "add", "sub", "mul", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "relu_grad"))
+_HOST_UNARY = frozenset(UNARY_OPS.index(n) for n in (
+    "neg", "abs", "sign", "square", "relu", "floor", "ceil", "logical_not", "bitwise_not", "isnan", "isfinite"))
+# not maximum/minimum: with denormals flushed the device flushes a denormal it selects, the CPU's strided
+# loop returns it as is; not isinf: the CPU kernel stores glibc's isinf() (-1 for -inf) into a bool, a byte
+# 255 where the device writes 1
+_DIV = BINARY_OPS.index("div")
+#: ops whose output is bool whatever the input dtype
+_BOOL_OUT = frozenset([BINARY_OPS.index(n) for n in ("equal", "not_equal", "less", "less_equal", "greater",
+                                                     "greater_equal")]
+                      + [len(BINARY_OPS) + UNARY_OPS.index(n) for n in ("isnan", "isinf", "isfinite")])
+_HOST_DTYPES = frozenset((F32, F64, I8, U8, I16, I32, I64, BOOL))
+_B_INDEX: dict = {}   # signature -> positions of its buffer arguments
+
+
+def _buffer_positions(sig: str) -> tuple:
+    pos = _B_INDEX.get(sig)
+    if pos is None:
+        pos = _B_INDEX[sig] = tuple(i for i, c in enumerate(sig) if c == "B")
+    return pos
+
+
+def _host_ops_default() -> int:
+    raw = os.environ.get("TAPEFLOW_OPENCL_HOST_OPS", "1024")
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        raise ValueError(f"TAPEFLOW_OPENCL_HOST_OPS must be a number of bytes (0 turns host ops off), got "
+                         f"{raw!r}") from None
+
 
 class OpenCLError(RuntimeError):
     """An OpenCL call failed; the message names the call, the status and the device."""
@@ -204,8 +260,22 @@ class OpenCLBackend(GPUBackend):
         self._last_args: dict = {}
         self._null_mem = None
         self._null_mem = self._buffer(256)
-        self._options = "-cl-std=CL1.2" + (" -DTPF_FP64=1" if self.fp64 else "")
+        # -cl-kernel-arg-info: which buffer parameters are const (a kernel leaves those buffers' host mirrors valid)
+        self._options = "-cl-std=CL1.2 -cl-kernel-arg-info" + (" -DTPF_FP64=1" if self.fp64 else "")
         self._matmul_vec = self.device_type == "cpu"
+        # tiny buffers' host mirrors: mem -> [uint8 array of the buffer's bytes, device copy stale?, its pointer]
+        self._host: dict = {}
+        self._writes: dict = {}   # kernel -> positions of the buffer arguments it may write (not const)
+        self._host_max = _host_ops_default()
+        # (op, dtype) -> bytes per output element, of the ops that may run on the host; float32 division only
+        # where the device's `/` is IEEE (CPU-type devices: pocl's is LLVM's fdiv; OpenCL lets GPUs be 2.5 ulp)
+        self._host_bin = {(op, dt): 1 if op in _BOOL_OUT else SIZE[dt] for dt in _HOST_DTYPES for op in
+                          (*_HOST_BINARY, *((_DIV,) if dt == F64 or dt == F32 and self.device_type == "cpu" else ()))}
+        self._host_un = {(op, dt): 1 if len(BINARY_OPS) + op in _BOOL_OUT else SIZE[dt] for dt in _HOST_DTYPES
+                         for op in _HOST_UNARY}
+        self._cpu = get_backend("cpu")
+        self._cpu_buf = self._cpu.ffi.from_buffer
+        self.stats["host_ops"] = 0
         atexit.register(self._at_exit)
 
     def _at_exit(self):
@@ -253,6 +323,11 @@ class OpenCLBackend(GPUBackend):
         return self.ffi.new("cl_mem *", mem)
 
     def _write(self, mem, array):
+        if self._host:
+            self._drop_mirror(mem)
+        self._write_async(mem, array)
+
+    def _write_async(self, mem, array):
         ev = self.ffi.new("cl_event *")
         with self._lock:
             st = self.cl.clEnqueueWriteBuffer(self._queue, mem, 0, 0, array.nbytes, self.ffi.from_buffer(array),
@@ -283,6 +358,12 @@ class OpenCLBackend(GPUBackend):
             count -= 1
 
     def _read(self, mem, array, offset=0):
+        e = self._host.get(mem) if self._host else None
+        if e is not None:   # the mirror holds the buffer's value: no wait
+            n = array.nbytes
+            if n:
+                self.ffi.memmove(array, e[0][offset:offset + n], n)
+            return
         with self._lock:
             st = self.cl.clEnqueueReadBuffer(self._queue, mem, 1, offset, array.nbytes, self.ffi.from_buffer(array),
                                              0, self.ffi.NULL, self.ffi.NULL)
@@ -292,6 +373,10 @@ class OpenCLBackend(GPUBackend):
 
     def _copy(self, src, dst, nbytes, src_off=0, dst_off=0):
         if nbytes:
+            if self._host:
+                with self._lock:
+                    self._device_copy(src)
+                    self._drop_mirror(dst)
             st = self.cl.clEnqueueCopyBuffer(self._queue, src, dst, src_off, dst_off, nbytes, 0, self.ffi.NULL,
                                              self.ffi.NULL)
             self._check(st, "clEnqueueCopyBuffer")
@@ -393,6 +478,18 @@ class OpenCLBackend(GPUBackend):
         if len(sig) != len(args):  # pragma: no cover - a wrapper bug
             raise TypeError(f"kernel signature {sig!r} does not match {len(args)} arguments")
         with self._lock:
+            if self._host:   # the buffers the kernel takes: current on the device; those it may write lose mirrors
+                host = self._host
+                writes = self._writes.get(k)
+                if writes is None:
+                    writes = self._writes[k] = self._written_args(k, sig)
+                for i in _buffer_positions(sig):
+                    v = args[i]
+                    if type(v) is DeviceBuffer and v.mem in host:
+                        if i in writes:
+                            self._drop_mirror(v.mem)
+                        else:
+                            self._device_copy(v.mem)
             # a kernel keeps its arguments between launches: set only those that changed
             last = self._last_args.get(k)
             if last is None:
@@ -424,6 +521,18 @@ class OpenCLBackend(GPUBackend):
             if st != 0:
                 self._check(st, "clEnqueueNDRangeKernel")
 
+    def _written_args(self, k, sig) -> frozenset:
+        """Positions of the buffer arguments kernel ``k`` may write: those not declared ``const`` (all of them
+        where the driver cannot tell)."""
+        qual = self.ffi.new("cl_bitfield *")
+        out = []
+        for i in _buffer_positions(sig):
+            qual[0] = 0
+            st = self.cl.clGetKernelArgInfo(k, i, B.CL_KERNEL_ARG_TYPE_QUALIFIER, 8, qual, self.ffi.NULL)
+            if st != 0 or not qual[0] & B.CL_KERNEL_ARG_TYPE_CONST:
+                out.append(i)
+        return frozenset(out)
+
     def _set_value(self, k, i, code, v):
         slot = self._slots[code][i]
         if code in "DG":
@@ -432,6 +541,146 @@ class OpenCLBackend(GPUBackend):
         else:
             slot[0] = v
         return self.cl.clSetKernelArg(k, i, ctype(code, self.fp64)[1], slot)
+
+
+    # ------------------------------------------------- tiny ops on the host mirror
+    def set_host_ops(self, nbytes: int) -> int:
+        """Run exact element-wise ops on buffers of at most ``nbytes`` on the host mirror (0: never); returns
+        the previous limit.  See the module docstring for the rule.  Mirrors already made stay (they are kept
+        coherent either way); only new ones and host ops follow the limit.
+
+        >>> from tapeflow.kernels import opencl
+        >>> be = opencl.OpenCLBackend() if opencl.device_count() else None
+        >>> if be is not None:
+        ...     before = be.set_host_ops(0)
+        ...     assert be.set_host_ops(before) == 0
+        """
+        if type(nbytes) is not int:
+            raise TypeError(f"set_host_ops takes an int number of bytes, got {type(nbytes).__name__} {nbytes!r}")
+        if nbytes < 0:
+            raise ValueError(f"set_host_ops takes a number of bytes >= 0 (0 turns host ops off), got {nbytes!r}")
+        with self._lock:
+            prev, self._host_max = self._host_max, nbytes
+        return prev
+
+    def mirrored(self, buf) -> bool:
+        """Whether device buffer ``buf`` has a host mirror (tiny ops on it may run on the host).
+
+        >>> import numpy as np
+        >>> from tapeflow.kernels import opencl
+        >>> be = opencl.OpenCLBackend() if opencl.device_count() else None
+        >>> be is None or be.mirrored(be.from_numpy(np.ones(4, np.float32))[0])   # 16 bytes from the host
+        True
+        """
+        return type(buf) is DeviceBuffer and buf.mem in self._host
+
+    def _device_copy(self, mem):
+        """Make the device copy of ``mem`` current: write a stale mirror's bytes to the device (queued)."""
+        e = self._host.get(mem)
+        if e is not None and e[1]:
+            self._write_async(mem, e[0])   # the mirror array is never written in place: it stays valid
+            e[1] = False
+
+    def _drop_mirror(self, mem):
+        """The device is about to write ``mem``: make its device copy current and forget the mirror."""
+        with self._lock:
+            e = self._host.pop(mem, None)
+            if e is not None and e[1]:
+                self._write_async(mem, e[0])
+
+    def _release(self, mem, arg, cap):
+        if self._host:
+            self._host.pop(mem, None)   # the value dies with the buffer: no write
+        super()._release(mem, arg, cap)
+
+    def from_numpy(self, array):
+        host = np.array(array, order="C", copy=True)
+        buf = self._buffer(host.nbytes)
+        if host.nbytes:
+            self._write_async(buf.mem, host)
+            if host.nbytes <= self._host_max and not host.dtype.hasobject:
+                with self._lock:
+                    raw = host.reshape(-1).view(np.uint8)
+                    self._host[buf.mem] = [raw, False, self._cpu_buf(raw)]
+        return buf, None
+
+    def to_numpy(self, handle, host, shape, np_dtype):
+        out = np.empty(shape, np_dtype)
+        if out.nbytes:
+            with self._lock:
+                self._read(handle.mem, out)
+                if out.nbytes == handle.nbytes <= self._host_max and handle.mem not in self._host \
+                        and not out.dtype.hasobject:
+                    raw = out.reshape(-1).view(np.uint8).copy()
+                    self._host[handle.mem] = [raw, False, self._cpu_buf(raw)]
+        return out
+
+    def _host_result(self, out, res, ptr):
+        """``res`` is ``out``'s new value (a failing host kernel falls back to the device, for its status)."""
+        self._host[out.mem] = [res, True, ptr]   # the device copy is written when a device command needs it
+        self.stats["host_ops"] += 1
+
+    def binary_flat(self, op, dt, a, a_scalar, b, b_scalar, out, n):
+        host = self._host
+        if host:
+            osz = self._host_bin.get((op, dt))   # bytes per output element; None: not a host op
+            if osz is not None and type(a) is DeviceBuffer and type(b) is DeviceBuffer and type(out) is DeviceBuffer:
+                ha, hb = host.get(a.mem), host.get(b.mem)
+                el = SIZE[dt]
+                if ha is not None and hb is not None and 0 < n * osz == out.nbytes <= self._host_max \
+                        and a.nbytes >= (1 if a_scalar else n) * el and b.nbytes >= (1 if b_scalar else n) * el \
+                        and self._ftz == self._cpu.get_ftz():
+                    with self._lock:
+                        res = np.empty(out.nbytes, np.uint8)
+                        ptr = self._cpu_buf(res)
+                        if self._cpu.binary_flat(op, dt, ha[2], a_scalar, hb[2], b_scalar, ptr, n) == OK:
+                            self._host_result(out, res, ptr)
+                            return OK
+        return super().binary_flat(op, dt, a, a_scalar, b, b_scalar, out, n)
+
+    def binary_strided(self, op, dt, ndim, shape, a, astr, b, bstr, out):
+        host = self._host
+        if host and (op, dt) in self._host_bin and type(a) is DeviceBuffer and type(b) is DeviceBuffer \
+                and type(out) is DeviceBuffer and 1 <= ndim <= MAXDIMS:
+            ha, hb = host.get(a.mem), host.get(b.mem)
+            if ha is not None and hb is not None:
+                dims = [int(d) for d in shape[:ndim]]
+                sa = [int(s) for s in astr[:ndim]]
+                sb = [int(s) for s in bstr[:ndim]]
+                n = 1
+                for d in dims:
+                    n *= d
+                el = SIZE[dt]
+                # the strides must stay inside both mirrors (the C kernel trusts them)
+                if 0 < n * self._host_bin[op, dt] == out.nbytes <= self._host_max and min(sa) >= 0 \
+                        and min(sb) >= 0 and self._ftz == self._cpu.get_ftz() \
+                        and (sum((d - 1) * s for d, s in zip(dims, sa)) + 1) * el <= a.nbytes \
+                        and (sum((d - 1) * s for d, s in zip(dims, sb)) + 1) * el <= b.nbytes:
+                    with self._lock:
+                        res = np.empty(out.nbytes, np.uint8)
+                        ptr = self._cpu_buf(res)
+                        i64 = self._cpu.new_int64
+                        if self._cpu.binary_strided(op, dt, ndim, i64(dims), ha[2], i64(sa), hb[2], i64(sb),
+                                                    ptr) == OK:
+                            self._host_result(out, res, ptr)
+                            return OK
+        return super().binary_strided(op, dt, ndim, shape, a, astr, b, bstr, out)
+
+    def unary(self, op, dt, x, out, n, param):
+        host = self._host
+        if host:
+            osz = self._host_un.get((op, dt))
+            if osz is not None and type(x) is DeviceBuffer and type(out) is DeviceBuffer:
+                hx = host.get(x.mem)
+                if hx is not None and 0 < n * osz == out.nbytes <= self._host_max and x.nbytes >= n * SIZE[dt] \
+                        and self._ftz == self._cpu.get_ftz():
+                    with self._lock:
+                        res = np.empty(out.nbytes, np.uint8)
+                        ptr = self._cpu_buf(res)
+                        if self._cpu.unary(op, dt, hx[2], ptr, n, param) == OK:
+                            self._host_result(out, res, ptr)
+                            return OK
+        return super().unary(op, dt, x, out, n, param)
 
 
 def _is_gpu(index: int) -> bool:
