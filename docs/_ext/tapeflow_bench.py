@@ -81,6 +81,8 @@ DESCRIPTIONS = {
 # JSON.  ``higher_is_better`` marks throughputs, whose ratio is inverted so that every ratio
 # reads "how many times longer the other takes" (> 1: tapeflow is faster).
 _FW = {"NumPy": "numpy", "PyTorch": "pytorch", "TensorFlow": "tensorflow"}
+#: the columns of the ratio table and the bars of the plot (JAX only where a comparison names it: the compiled rows)
+FRAMEWORKS = ("NumPy", "PyTorch", "TensorFlow", "JAX")
 
 
 def _pair(file, label, path_of, others=("NumPy", "PyTorch", "TensorFlow"), higher_is_better=False):
@@ -114,11 +116,12 @@ COMPARISONS = [
     {"file": "function", "label": "linear regression step, compiled", "higher_is_better": False,
      "tapeflow": ("linreg_us_per_step", "tapeflow tf.function"),
      "others": {"PyTorch": ("linreg_us_per_step", "pytorch eager"),
-                "TensorFlow": ("linreg_us_per_step", "tensorflow tf.function")}},
+                "TensorFlow": ("linreg_us_per_step", "tensorflow tf.function"),
+                "JAX": ("linreg_us_per_step", "jax jit")}},
     {"file": "fusion", "label": "element-wise chain 4M, compiled", "higher_is_better": False,
      "tapeflow": ("ms", "tapeflow compiled, fused"),
      "others": {"NumPy": ("ms", "numpy eager"), "PyTorch": ("ms", "torch.compile"),
-                "TensorFlow": ("ms", "tensorflow tf.function(jit_compile=True)")}},
+                "TensorFlow": ("ms", "tensorflow tf.function(jit_compile=True)"), "JAX": ("ms", "jax jit")}},
     {"file": "data", "label": "input pipeline epoch", "higher_is_better": False,
      "tapeflow": ("seconds_per_epoch", "tapeflow: natural pipeline"),
      "others": {"PyTorch": ("seconds_per_epoch", "PyTorch DataLoader, per-example map"),
@@ -310,7 +313,7 @@ class BenchRatios(_RstDirective):
                 self.env.note_dependency(str(path))
         if not rows:
             return self._parse(["No benchmark results in this build.", ""], "<tapeflow-bench-ratios>")
-        fws = ["NumPy", "PyTorch", "TensorFlow"]
+        fws = [fw for fw in FRAMEWORKS if any(fw in row for _, row, _ in rows)]
         lines = [".. list-table::", "   :header-rows: 1", "", "   * - workload", "     - file"]
         lines += [f"     - {fw}" for fw in fws]
         for label, row, file in rows:
@@ -324,15 +327,15 @@ def plot_ratios():
     import matplotlib.pyplot as plt
 
     rows = ratios()
-    fws = ["NumPy", "PyTorch", "TensorFlow"]
-    colors = {"NumPy": "#4c72b0", "PyTorch": "#dd8452", "TensorFlow": "#55a868"}
+    fws = [fw for fw in FRAMEWORKS if any(fw in row for _, row, _ in rows)] or list(FRAMEWORKS[:3])
+    colors = {"NumPy": "#4c72b0", "PyTorch": "#dd8452", "TensorFlow": "#55a868", "JAX": "#8172b3"}
     fig, ax = plt.subplots(figsize=(8, 0.42 * max(len(rows), 1) + 1.8))
     h = 0.8 / len(fws)
     for j, fw in enumerate(fws):
         ys, xs = [], []
         for i, (_, row, _) in enumerate(rows):
             if fw in row:
-                ys.append(i + (j - 1) * h)
+                ys.append(i + (j - (len(fws) - 1) / 2) * h)
                 xs.append(row[fw])
         # bars grow from 1 (parity): right of it tapeflow is faster, left of it slower
         ax.barh(ys, [x - 1.0 for x in xs], height=h, color=colors[fw], label=fw, left=1.0)
