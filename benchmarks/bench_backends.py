@@ -15,20 +15,35 @@ the backend costs over calling our C kernels directly: the enqueue of each kerne
   (Conv 16 3x3, Conv 16 3x3, global average pool, Dense 10; batch 32) on a tape (ms);
 * transfers: 16 MB host -> device and device -> host (GB/s).
 
-usage: python benchmarks/bench_backends.py [--quick]
+Then, for the issues' reports (issue 15: "the same workloads on opencl:0 compiled vs
+eager"; issue 16 item 5: the small-op cost on pocl), eager vs compiled
+(``tf.function``, traced beforehand) on each device, and on OpenCL devices eager
+again with the tiny-op host path off (``set_host_ops(0)``: every op enqueued, as
+before that path existed), the configurations taking turns within each round
+(medians of the rounds, wall time, since the device's threads do the work):
+
+* small add (2 elements, µs per op), 2x2 matmul (µs per op), the seeds' linear
+  regression (300 steps on 2000 points, ms per run), the MLP step above (ms);
+* PyTorch CPU's small add and 2x2 matmul in the same rounds, where installed;
+* with ``--phases`` (or alone: ``--phases-only``): where a small add's time goes on
+  each OpenCL device, phase by phase (wall and this thread's CPU time per op).
+
+usage: python benchmarks/bench_backends.py [--quick] [--phases | --phases-only]
 """
 from __future__ import annotations
 
 import itertools
+import statistics
 import sys
 import time
 
 import numpy as np
 import tapeflow as tf
 import tapeflow.kernels as K
-from _common import save, table
+from _common import optional, save, table
 
 QUICK = "--quick" in sys.argv
+PHASES = "--phases" in sys.argv or "--phases-only" in sys.argv
 REPEAT = 3 if QUICK else 7
 rng = np.random.default_rng(0)
 
@@ -183,8 +198,212 @@ def transfers(dev):
     return host.nbytes / best_in / 1e9, host.nbytes / best_out / 1e9
 
 
+# ---- eager vs compiled per device (issue 15's opencl row, issue 16 item 5) ----------------------
+
+STEPS, LR = 300, 0.01
+_XS = rng.standard_normal(2000).astype(np.float32)
+_YS = (_XS * 3 + 2 + rng.standard_normal(2000).astype(np.float32)).astype(np.float32)
+
+
+def linreg(compiled):
+    """The seeds' linear regression: 300 SGD steps of y = W x + B on 2000 points; returns run()."""
+    xs, ys = tf.constant(_XS), tf.constant(_YS)
+    W, B = tf.Variable(5.0), tf.Variable(10.0)
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(x * W + B - y))
+        dW, dB = tape.gradient(loss, [W, B])
+        W.assign_sub(dW * LR)
+        B.assign_sub(dB * LR)
+        return loss
+
+    if compiled:
+        step = tf.function(step)
+        step.get_concrete_function(xs, ys)
+
+    def run():
+        W.assign(5.0)
+        B.assign(10.0)
+        for _ in range(STEPS):
+            loss = step(xs, ys)
+        return loss
+    return run
+
+
+def mode_workloads(compiled):
+    """(name, unit, ops per timed call, make) of the eager-vs-compiled table; make() builds on the current
+    device and returns a function whose result is read back to end a timed call."""
+    def wrap(f, *args):
+        g = tf.function(f) if compiled else f
+        if compiled:
+            g.get_concrete_function(*args)
+        return lambda: g(*args)
+
+    def small_add_fn():
+        a = tf.constant([1.0, 2.0])
+        return wrap(lambda x: x + x, a)
+
+    def small_mm_fn():
+        m = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        return wrap(lambda x: tf.matmul(x, x), m)
+
+    def mlp_fn():
+        step, _ = mlp_step()
+        return tf.function(step) if compiled else step
+
+    return [("add, 2 elements", "us", 500, small_add_fn), ("matmul 2x2", "us", 500, small_mm_fn),
+            ("linreg, 300 steps", "ms", 1, lambda: linreg(compiled)), ("MLP train step", "ms", 1, mlp_fn)]
+
+
+def _rounds(fns: dict, number: dict, rounds: int) -> dict:
+    """Seconds per call of each function: the median of ``rounds`` rounds, the functions taking turns."""
+    for f in fns.values():
+        sync(f())
+    got = {k: [] for k in fns}
+    for _ in range(rounds):
+        for k, f in fns.items():
+            n = number[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                out = f()
+            sync(out)
+            got[k].append((time.perf_counter() - t0) / n)
+    return {k: statistics.median(v) for k, v in got.items()}
+
+
+def eager_vs_compiled(devs):
+    torch = optional("torch")
+    rounds = 3 if QUICK else 9
+    configs = []   # (column, device, compiled, host ops)
+    for dev in devs:
+        configs += [(f"{dev} eager", dev, False, None), (f"{dev} compiled", dev, True, None)]
+        if dev.startswith("opencl"):
+            configs.append((f"{dev} eager, host ops off", dev, False, 0))
+    rows, results = [], {}
+    for i, (name, unit, number, _) in enumerate(mode_workloads(False)):
+        fns, nums = {}, {}
+        for col, dev, compiled, host in configs:
+            with tf.device(dev):
+                fn = mode_workloads(compiled)[i][3]()
+            if host is not None:   # the device's host path off while this function runs
+                be = K.get_backend(dev.split(":")[0])
+
+                def fn(f=fn, be=be, host=host):
+                    before = be.set_host_ops(host)
+                    try:
+                        return f()
+                    finally:
+                        be.set_host_ops(before)
+            fns[col], nums[col] = fn, number
+        if torch is not None and i < 2:
+            torch.set_num_threads(1)
+            t = torch.tensor([1.0, 2.0]) if i == 0 else torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+            fns["pytorch cpu eager"] = (lambda t=t: t + t) if i == 0 else (lambda t=t: t @ t)
+            nums["pytorch cpu eager"] = number
+        got = _rounds(fns, nums, rounds)
+        results[name] = got
+        scale = 1e6 if unit == "us" else 1e3
+        rows.append([f"{name} ({unit})"] + [f"{got[c] * scale:.1f}" if c in got else "-" for c in
+                                             [c[0] for c in configs] + ["pytorch cpu eager"]])
+        print(f"  {name}: " + ", ".join(f"{k} {v * scale:.1f}" for k, v in got.items()), flush=True)
+    header = ["workload"] + [c[0] for c in configs] + ["pytorch cpu eager"]
+    print(table(f"Eager vs compiled (tf.function) per device: medians of {rounds} interleaved rounds, wall time",
+                header, rows))
+    return results
+
+
+def phases(dev):
+    """Where a 2-element add's time goes on an OpenCL device: per op, wall and this thread's CPU (µs)."""
+    be = K.get_backend(dev.split(":")[0])
+    ffi, cl = be.ffi, be.cl
+    before = be.set_host_ops(0)
+    with tf.device(dev):
+        a_dev = tf.constant([1.0, 2.0])   # made with host ops off: no host mirror, its ops run on the device
+    be.set_host_ops(before)
+    n = 1000 if QUICK else 3000
+    k, _ = be._entry("binary_add_f32")
+    outs = [be._buffer(8) for _ in range(2)]
+    gs, ls = ffi.new("size_t[1]", [256]), ffi.new("size_t[1]", [256])
+    hbuf = np.empty(2, np.float32)
+
+    def op_loop(a=None):
+        with tf.device(dev):
+            if a is None:
+                a = tf.constant([1.0, 2.0])   # from host data: mirrored, so a + a runs on the host
+            for _ in range(n):
+                a + a
+
+    def dispatch_only():   # tapeflow's Python from the op to the launch, the enqueue stubbed out
+        be._launch = lambda *args: None
+        try:
+            op_loop(a_dev)
+        finally:
+            del be._launch
+
+    def pool():
+        for _ in range(n):
+            be._buffer(8)
+
+    def set_arg():
+        for i in range(n):
+            cl.clSetKernelArg(k, 2, 8, outs[i & 1].arg)
+
+    def enqueue():
+        for _ in range(n):
+            cl.clEnqueueNDRangeKernel(be._queue, k, 1, ffi.NULL, gs, ls, 0, ffi.NULL, ffi.NULL)
+
+    def enqueue_finish():
+        for _ in range(n):
+            cl.clEnqueueNDRangeKernel(be._queue, k, 1, ffi.NULL, gs, ls, 0, ffi.NULL, ffi.NULL)
+            cl.clFinish(be._queue)
+
+    def read():
+        for _ in range(n):
+            be._read(outs[0].mem, hbuf)
+
+    def device_op():
+        op_loop(a_dev)
+
+    with tf.device("cpu:0"):
+        c = tf.constant([1.0, 2.0])
+
+    def cpu_op():
+        with tf.device("cpu:0"):
+            for _ in range(n):
+                c + c
+
+    steps = [("tapeflow dispatch to the driver (enqueue stubbed)", dispatch_only),
+             ("buffer from the pool + back", pool), ("clSetKernelArg (the output; the rest cached)", set_arg),
+             ("clEnqueueNDRangeKernel", enqueue),
+             ("  (clEnqueueNDRangeKernel + clFinish each: not done)", enqueue_finish),
+             ("blocking 8-byte read (clEnqueueReadBuffer)", read),
+             ("a + a on the device, whole op", device_op), ("a + a, tiny-op host path, whole op", op_loop),
+             ("a + a on cpu:0, whole op", cpu_op)]
+    got = {name: ([], []) for name, _ in steps}
+    for _ in range(3 if QUICK else 7):
+        for name, f in steps:
+            be.synchronize()
+            t0, c0 = time.perf_counter(), time.thread_time()
+            f()
+            be.synchronize()   # queued work counts
+            got[name][0].append((time.perf_counter() - t0) / n * 1e6)
+            got[name][1].append((time.thread_time() - c0) / n * 1e6)
+    rows = [[name, f"{statistics.median(w):.1f}", f"{statistics.median(t):.1f}"] for name, (w, t) in got.items()]
+    print(table(f"Where a 2-element add's time goes on {dev} ({be.hardware}): µs per op, medians; 'this thread' "
+                "is the caller's CPU time (the rest of the wall time is the driver's threads and waiting)",
+                ["phase", "wall", "this thread"], rows))
+    return {name: {"wall_us": statistics.median(w), "thread_us": statistics.median(t)}
+            for name, (w, t) in got.items()}
+
+
 def main():
     devs = devices()
+    if "--phases-only" in sys.argv:
+        for dev in devs:
+            if dev.startswith("opencl"):
+                phases(dev)
+        return
     results = {"devices": devs, "workloads": {}}
     rows = []
     for name, make, unit in WORKLOADS:
@@ -215,6 +434,9 @@ def main():
         results.setdefault("transfer_gbps", {})[dev] = {"to_device": gin, "to_host": gout}
     if trows:
         print(table("16 MB transfers (GB/s)", ["device", "host -> device", "device -> host"], trows))
+    results["eager_vs_compiled"] = eager_vs_compiled(devs)
+    if PHASES:
+        results["small_add_phases"] = {dev: phases(dev) for dev in devs if dev.startswith("opencl")}
     save("backends", results)
 
 
