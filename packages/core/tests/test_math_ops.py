@@ -356,3 +356,13 @@ def test_add_n_needs_one_shape():
     with raises("AddN", "int32"):
         tf.add_n([tf.zeros([3]), tf.zeros([3], tf.int32)])
     assert tf.add_n([tf.ones([2]), [1.0, 2.0]]).numpy().tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_float_predicates_store_booleans_as_zero_or_one(dtype):
+    # a bool tensor's bytes are 0 or 1 (gcc's isinf gives -1 for -inf: that byte was 255, and a cast of
+    # the bool to float32 summed to 256 over [-inf, inf])
+    x = tf.constant([-np.inf, np.inf, np.nan, -0.0, 1.0], dtype)
+    for fn in (tf.math.is_inf, tf.math.is_nan, tf.math.is_finite):
+        assert fn(x).numpy().view(np.uint8).max() <= 1, fn.__name__
+    assert tf.reduce_sum(tf.cast(tf.math.is_inf(x), tf.float32)).numpy() == 2.0

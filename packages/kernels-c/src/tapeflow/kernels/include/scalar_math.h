@@ -76,8 +76,8 @@ static inline uint64_t tpf_f64_bits_(double d) { uint64_t u; memcpy(&u, &d, 8); 
 #define TPF_INFF INFINITY
 #define TPF_NANF NAN
 #define TPF_ISNAN(x) ((x) != (x))
-#define TPF_ISINF(x) isinf(x)
-#define TPF_ISFINITE(x) isfinite(x)
+#define TPF_ISINF(x) (isinf(x) != 0)      /* gcc's isinf gives -1 for -inf: a bool byte must be 0 or 1 */
+#define TPF_ISFINITE(x) (isfinite(x) != 0)
 #endif
 
 #if defined(__OPENCL_VERSION__)
