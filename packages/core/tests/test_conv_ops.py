@@ -249,6 +249,21 @@ def test_float32_thin_filters_match_a_float64_reference(geometry, rng):
     assert np.isclose(_dot(x, dx), _dot(ref, dy), rtol=1e-5)
 
 
+def test_direct_conv_writes_zeros_where_whole_rows_of_windows_miss_the_input(rng):
+    # padding 2 above and below a 1x1 filter: output rows 0, 1, 8, 9 see only padding; every pixel of
+    # them is written (a reused buffer full of 7s must not show through)
+    x, w = _rand(rng, (4, 6, 16, 4)), _rand(rng, (1, 1, 4, 64))
+    pad = [[0, 0], [2, 2], [0, 0], [0, 0]]
+    ref = np.zeros((4, 10, 16, 64), np.float32)
+    ref[:, 2:8] = np.einsum("nhwc,co->nhwo", x.numpy(), w.numpy()[0, 0])
+    for _ in range(3):
+        junk = tf.fill([4, 10, 16, 64], 7.0)   # a freed buffer of the output's size, reused by the next op
+        del junk
+        y = tf.conv2d(x, w, 1, pad).numpy()
+        assert not np.any(y[:, [0, 1, 8, 9]])
+        np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_direct_conv_results_do_not_depend_on_the_thread_count(threads, rng):
     x, w = _rand(rng, (8, 20, 20, 3)), _rand(rng, (3, 3, 3, 16))

@@ -368,9 +368,10 @@ CONV_CLONES static void direct_fwd_rows(const geom_t *p, const float *x, const f
                 } else {
                     tap_range(ow * p->sw - p->pl, p->dw, p->kw, p->w, &j0, &j1);
                 }
-                if (i0 >= i1 || j0 >= j1) {   /* the window misses the input: zeros */
-                    float *yo = y + ((n * p->oh + oh) * p->ow + ow) * p->oc + g;
-                    memset(yo, 0, (size_t)(wide ? 16 : 8) * sizeof(float));
+                if (i0 >= i1 || j0 >= j1) {   /* the windows miss the input: zeros */
+                    for (int64_t q = 0; q < cnt; q++)
+                        memset(y + ((n * p->oh + oh) * p->ow + ow + q) * p->oc + g, 0,
+                               (size_t)(wide ? 16 : 8) * sizeof(float));
                 } else if (wide) {
                     dc_pixels(p, x, w, y, n, oh, ow, i0, i1, j0, j1, g, (int)cnt, 2);
                 } else {
