@@ -111,7 +111,8 @@ TPF_FN float tpf_vm_sigmoidf(float x) {
     TPF_VM_POW2_HALVES(ni, s1, s2);
     float s = s1 * s2;                 /* 2**n: exact (a subnormal power of two), 0 at n = -150 */
     float q = tpf_vm_expm1_r(r);
-    float e = s * q + s;               /* e**-|x| */
+    float e = (q + 1.0f) * s;          /* e**-|x|: the same bits as s q + s (s q is exact), but no subnormal
+                                          product that a device flushing denormals would zero (x near -87) */
     float s1p = s + 1.0f;
     float d = s * q + s1p;             /* 1 + e**-|x| */
     float d_lo = s * q + (s1p - d);
