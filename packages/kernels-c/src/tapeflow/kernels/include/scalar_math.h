@@ -141,15 +141,7 @@ TPF_FN tpf_u16 tpf_float_to_bf16(float f) {
  * degree-6 polynomial, n split in two halves so that each power of two is a normal float.
  * Callers that multiply e**x by something (silu: x e**x) fold it into p before scaling, so
  * a product that is a normal float comes out right where e**x alone would be subnormal. */
-TPF_FN float tpf_expf_r(float r) {
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    return p * (r * r) + r + 1.0f;
-}
+TPF_FN float tpf_expf_r(float r) { return tpf_vm_expm1_r(r) + 1.0f; }   /* vmath.h's polynomial */
 /* x = n ln2 + r: n rounded to nearest (by 1.5 * 2**23), r in two steps */
 #define TPF_EXPF_REDUCE(x, n, r)                                          \
     float n = ((x) * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   \
