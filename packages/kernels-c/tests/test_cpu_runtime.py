@@ -202,6 +202,44 @@ def test_openmp_threads_spin_briefly_before_sleeping():
     assert _omp_env({"GOMP_SPINCOUNT": "5"}) == ["None", "5"]
 
 
+_IDLE_THREADS = """
+import os, time
+import numpy as np, tapeflow.kernels as K
+cpu = K.get_backend("cpu")
+print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+a = np.ones((512, 512), np.float32)
+out, _ = cpu.alloc((512, 512), np.float32)
+cpu.blas_set_num_threads(2)     # OpenBLAS starts its worker thread here if it has none
+assert cpu.matmul(2, 0, 0, 1, 512, 512, 512, cpu.host_ptr(a), 0, cpu.host_ptr(a), 0, out) == 0
+def ticks():
+    return {t: sum(map(int, open(f"/proc/self/task/{t}/stat").read().rsplit(")", 1)[1].split()[11:13]))
+            for t in os.listdir("/proc/self/task")}
+before = ticks(); time.sleep(0.5); after = ticks()
+print(max(after[t] - before.get(t, 0) for t in after))
+"""
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="reads Linux's /proc")
+def test_openblas_worker_threads_sleep_instead_of_spinning():
+    # csrc/matmul.c runs OpenBLAS's jobs on our threads, so OpenBLAS's own workers never get
+    # work; busy-waiting for it (2**28 cycles by default) took a core from our GEMMs.  While
+    # the process sleeps, no thread may burn CPU (10 ms ticks over 0.5 s).
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    def run(extra):
+        out = subprocess.run([sys.executable, "-c", _IDLE_THREADS], env=env | extra, capture_output=True,
+                             text=True, check=True).stdout.split()
+        return out[0], int(out[1])
+    leaked, busiest = run({})
+    assert leaked == "None"       # set for OpenBLAS's load only: other libraries keep their default
+    assert busiest <= 2
+    # the check can fail: a spinning worker (the user's own timeout wins) burns CPU while idle
+    assert run({"OPENBLAS_THREAD_TIMEOUT": "30"})[1] > 5
+
+
 def test_thread_count_ignores_other_libraries_resetting_openmp(cpu):
     # PyTorch shares the process's libgomp: torch.set_num_threads(1) calls omp_set_num_threads,
     # which must not change how many threads tapeflow's kernels use

@@ -40,8 +40,19 @@ class CPUBackend(Backend):
         # user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
         if "OMP_WAIT_POLICY" not in os.environ:
             os.environ.setdefault("GOMP_SPINCOUNT", "30000")
-        _preload_openblas()
-        from . import _cpu  # the compiled library (built at install time)
+        # OpenBLAS starts its worker threads when it loads, and each busy-waits for work for
+        # 2**28 cycles before sleeping.  Ours never get any (csrc/matmul.c runs OpenBLAS's jobs
+        # on our threads), yet their spinning took a core from our GEMMs: the seeds' 1000x1000
+        # matmul ran at 18-33 ms a step instead of 10 for the first 0.1-1 s of a process.  The
+        # shortest timeout (2**4 cycles) puts them to sleep at once.  OpenBLAS reads it when it
+        # loads, so it is set for this load only; a user's own setting wins.
+        timeout = os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+        try:
+            _preload_openblas()
+            from . import _cpu  # the compiled library (built at install time)
+        finally:
+            if timeout == "4" and os.environ.get("OPENBLAS_THREAD_TIMEOUT") == "4":
+                del os.environ["OPENBLAS_THREAD_TIMEOUT"]
 
         self.ffi, self.lib = ffi, lib = _cpu.ffi, _cpu.lib
         from_buffer = ffi.from_buffer
