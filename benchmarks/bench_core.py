@@ -128,10 +128,13 @@ if torch is not None:
 
 
 # -- the seeds' matmul benchmark: x = x @ x from normal / 64, through float32 subnormals -------
-def seeds_matmul(fw, steps=200):
+def seeds_matmul(fw, steps=200, first=None):
+    """Seconds for the seeds' benchmark in a fresh process; ``first``: a module imported before the framework
+    (issue 16: importing PyTorch first must not change tapeflow's speed, though both load an OpenMP runtime)."""
     code = f"""
 import os, sys, time
 sys.path.insert(0, {str(__import__("pathlib").Path(__file__).parent)!r})
+{f"import {first}" if first else ""}
 import numpy as np
 x0 = (np.random.default_rng(0).standard_normal((1000, 1000)) / 64).astype(np.float32)
 if {fw!r} == "tapeflow":
@@ -158,6 +161,8 @@ print(time.perf_counter() - t0)
 
 seeds = {fw: seeds_matmul(fw) for fw, mod in (("tapeflow", tf), ("tensorflow", tensorflow), ("pytorch", torch))
          if mod is not None}
+if torch is not None:
+    seeds["tapeflow, torch imported first"] = seeds_matmul("tapeflow", first="torch")
 seeds = {k: v for k, v in seeds.items() if v is not None}
 print(table("The seeds' 1000x1000 matmul benchmark, 200 steps from normal / 64 (s; each in its own process)",
             ["framework", "seconds", "ratio to tapeflow"],
