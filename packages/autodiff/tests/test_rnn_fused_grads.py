@@ -6,18 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tapeflow as tf
-from tapeflow.core.dispatch import hooks
+from tapeflow.core.testing import ops_run as _ops_run
 from tapeflow.core.ops.rnn_ops import gru_cell, lstm_cell
-
-
-def _ops_run(fn):
-    seen = []
-    sub = hooks.subscribe(lambda op, inputs, out, attrs: seen.append(op))
-    try:
-        out = fn()
-    finally:
-        sub.remove()
-    return out, seen
 
 
 def _inputs(kind, dtype=np.float64):

@@ -7,17 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tapeflow as tf
-from tapeflow.core.dispatch import hooks
-
-
-def _ops_run(fn):
-    seen = []
-    sub = hooks.subscribe(lambda op, inputs, out, attrs: seen.append(op))
-    try:
-        out = fn()
-    finally:
-        sub.remove()
-    return out, seen
+from tapeflow.core.testing import ops_run as _ops_run
 
 
 def _sigmoid(x):  # the same function as the default, but not the default object: the op-by-op path

@@ -29,7 +29,7 @@ import pytest
 
 from .errors import InvalidArgumentError
 
-__all__ = ["np_log_softmax", "np_softmax", "raises_invalid_argument", "rng", "seeded_rng"]
+__all__ = ["np_log_softmax", "np_softmax", "ops_run", "raises_invalid_argument", "rng", "seeded_rng"]
 
 
 def seeded_rng(key: str) -> np.random.Generator:
@@ -93,3 +93,23 @@ def np_log_softmax(x, axis=-1):
     """
     m = x.max(axis=axis, keepdims=True)
     return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def ops_run(fn):
+    """``(fn(), names)``: what ``fn`` returns and the names of the ops it dispatched, in order.
+
+    >>> import tapeflow as tf
+    >>> from tapeflow.core.testing import ops_run
+    >>> out, names = ops_run(lambda: tf.exp(tf.constant(0.0)) + 1.0)
+    >>> float(out), names
+    (2.0, ['exp', 'add'])
+    """
+    from .dispatch import hooks
+
+    seen = []
+    sub = hooks.subscribe(lambda op, inputs, out, attrs: seen.append(op))
+    try:
+        out = fn()
+    finally:
+        sub.remove()
+    return out, seen
