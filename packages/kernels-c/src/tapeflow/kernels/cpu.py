@@ -1,6 +1,7 @@
 """The CPU backend: NumPy arrays hold the memory, C kernels (cffi) do the work."""
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -26,33 +27,41 @@ def _preload_openblas():
         ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
 
 
+@contextlib.contextmanager
+def _environment_while_loading(**defaults):
+    """Set the variables of ``defaults`` the environment lacks, and remove them again on exit."""
+    added = [k for k in defaults if k not in os.environ]
+    os.environ.update({k: defaults[k] for k in added})
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
 class CPUBackend(Backend):
     name = "cpu"
     #: buffers of at least this many bytes come from the caching allocator
     CACHED_MIN = 128 * 1024
 
     def __init__(self) -> None:
-        # Idle OpenMP threads spin briefly, then sleep.  Sleeping at once (OMP_WAIT_POLICY=PASSIVE)
-        # costs every parallel region a futex wake-up (measured on 2 cores: a 300k-element add
-        # 49 us on 2 threads vs 28 on 1); spinning long (libgomp's default, 300000 rounds, or
-        # ACTIVE) steals the time of the thread that has work on a busy machine.  30000 rounds
-        # cover the gap between the kernels of eager ops.  Read by libgomp when it loads; a
-        # user's own OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
-        if "OMP_WAIT_POLICY" not in os.environ:
-            os.environ.setdefault("GOMP_SPINCOUNT", "30000")
-        # OpenBLAS starts its worker threads when it loads, and each busy-waits for work for
-        # 2**28 cycles before sleeping.  Ours never get any (csrc/matmul.c runs OpenBLAS's jobs
-        # on our threads), yet their spinning took a core from our GEMMs: the seeds' 1000x1000
-        # matmul ran at 18-33 ms a step instead of 10 for the first 0.1-1 s of a process.  The
-        # shortest timeout (2**4 cycles) puts them to sleep at once.  OpenBLAS reads it when it
-        # loads, so it is set for this load only; a user's own setting wins.
-        timeout = os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-        try:
+        # Settings libgomp and OpenBLAS read when they load, set for our load of them only (other
+        # runtimes loaded later, PyTorch's libgomp or SciPy's OpenBLAS, keep their defaults); a
+        # user's own setting wins.
+        # - Idle OpenMP threads spin briefly, then sleep.  Sleeping at once (OMP_WAIT_POLICY=PASSIVE)
+        #   costs every parallel region a futex wake-up (measured on 2 cores: a 300k-element add
+        #   49 us on 2 threads vs 28 on 1); spinning long (libgomp's default, 300000 rounds, or
+        #   ACTIVE) steals the time of the thread that has work on a busy machine.  30000 rounds
+        #   cover the gap between the kernels of eager ops.
+        # - OpenBLAS starts its worker threads when it loads, and each busy-waits for work for
+        #   2**28 cycles before sleeping.  Ours never get any (csrc/matmul.c runs OpenBLAS's jobs
+        #   on our threads), yet their spinning took a core from our GEMMs: the seeds' 1000x1000
+        #   matmul ran at 18-33 ms a step instead of 10 for the first 0.1-1 s of a process.  The
+        #   shortest timeout (2**4 cycles) puts them to sleep at once.
+        spin = {} if "OMP_WAIT_POLICY" in os.environ else {"GOMP_SPINCOUNT": "30000"}
+        with _environment_while_loading(OPENBLAS_THREAD_TIMEOUT="4", **spin):
             _preload_openblas()
             from . import _cpu  # the compiled library (built at install time)
-        finally:
-            if timeout == "4" and os.environ.get("OPENBLAS_THREAD_TIMEOUT") == "4":
-                del os.environ["OPENBLAS_THREAD_TIMEOUT"]
 
         self.ffi, self.lib = ffi, lib = _cpu.ffi, _cpu.lib
         from_buffer = ffi.from_buffer
