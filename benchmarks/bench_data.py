@@ -10,17 +10,14 @@ variant (batch first, then a vectorized parallel map), PyTorch's DataLoader over
 several epochs after a warm-up epoch, measured in this one process; ratios are other / tapeflow
 (> 1 means tapeflow is faster).
 
-OpenMP threads sleep instead of spinning while they wait (``OMP_WAIT_POLICY=PASSIVE`` unless set):
-on a loaded 2-core machine libgomp's spin-waiting makes the parallel kernels of tapeflow and
-PyTorch erratic (seconds per epoch instead of a tenth), which measures the neighbours, not the
-pipelines.
+Each framework runs with its own threading defaults, as its users get them (this benchmark used to force
+``OMP_WAIT_POLICY=PASSIVE`` on all: with it every parallel kernel of a 128-row batch pays a futex wake-up,
+about 50 µs on a busy 2-core machine, which doubled tapeflow's epoch; tapeflow's default lets its threads
+spin briefly and then sleep).  Set ``OMP_WAIT_POLICY`` yourself to compare under one policy.
 """
 from __future__ import annotations
 
 import os
-
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before any OpenMP runtime loads
-
 import time
 
 import numpy as np
