@@ -834,3 +834,44 @@ def test_without_an_opencl_driver_import_works_and_the_backend_says_why(tmp_path
     assert out.returncode == 0, out.stderr
     assert "opencl backend unavailable: libOpenCL not found" in out.stdout
     assert "TAPEFLOW_OPENCL_LIB" in out.stdout
+
+
+@needs_opencl
+def test_fused_programs_are_generated_once_and_keep_their_values_and_statuses(monkeypatch):
+    """A program seen before runs its kernel without generating its source again (generating took 0.25 ms a
+    call, more than the launch: the compiled linear regression's step on pocl was slower than eager)."""
+    from tapeflow.kernels import gpu_fused
+
+    be = _opencl_backend()
+    made = []
+    real = gpu_fused.fused_kernel_source
+    monkeypatch.setattr(gpu_fused, "fused_kernel_source", lambda *a, **k: made.append(a) or real(*a, **k))
+    ab, mul = K.UNARY_CODES["abs"], K.BINARY_CODES["mul"]
+    # r2 = abs(r0); r3 = r2 * r1 (r1 a scalar); outputs r3 and r2 (exact ops: NumPy gives the same bits)
+    prog = [0, ab, C["float32"], 2, 0, 0, 0, 1, mul, C["float32"], 3, 2, 1, 0]
+    x = np.linspace(-2, 2, 300).astype(np.float32)
+    s = np.array([1.5], np.float32)
+    dx, _ = be.from_numpy(x)
+    ds, _ = be.from_numpy(s)
+
+    def run(program, params):
+        outs = [be.alloc((300,), np.float32)[0] for _ in range(2)]
+        st = be.fused_eval(program, params, 2, 4, [C["float32"]] * 4, [dx, ds], [0, 1], 2, outs, [3, 2], 2, 300)
+        return st, [be.to_numpy(o, None, (300,), np.float32) for o in outs] if st == 0 else None
+
+    for _ in range(3):
+        st, got = run(prog, [0.0, 0.0])
+        assert st == 0
+        np.testing.assert_array_equal(got[0], np.abs(x) * s[0])
+        np.testing.assert_array_equal(got[1], np.abs(x))
+    assert len(made) == 1
+    other = list(prog)
+    other[1] = K.UNARY_CODES["neg"]   # another program: its own kernel
+    st, got = run(other, [0.0, 0.0])
+    assert st == 0 and len(made) == 2
+    np.testing.assert_array_equal(got[1], -x)
+    bad = list(prog)
+    bad[11] = 7   # reads register 7 of 4: the same status every call, nothing generated
+    assert run(bad, [0.0, 0.0])[0] == K.EBADARG
+    assert run(bad, [0.0, 0.0])[0] == K.EBADARG
+    assert len(made) == 2

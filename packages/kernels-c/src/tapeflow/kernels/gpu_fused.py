@@ -143,13 +143,24 @@ def fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_sc
     body = "\n".join(lines)
     if name is None:
         name = "fused_" + hashlib.sha256(body.encode()).hexdigest()[:16]
-    from .kernel_sources import GPU_DIR, PRELUDE, expand_includes
-
     kernel = (f"KERNEL {name}({', '.join(['i64 n'] + params_)}) {{\n"
               f"    i64 i = GID0();\n    if (i >= n) return;\n{body}\n}}\n")
-    head = ("#include \"scalar_math.h\"\n#ifdef TPF_FP64\ntypedef double param_t;\n#else\ntypedef float param_t;\n"
-            "#endif\n")
-    return expand_includes((GPU_DIR / PRELUDE).read_text() + "\n" + head + kernel, "fused kernel")
+    return _head() + kernel
+
+
+_HEAD: list = []
+
+
+def _head() -> str:
+    """The generated kernels' common text: the GPU prelude and the scalar math, includes expanded (read once
+    per process: expanding them took 0.25 ms, more than a small fused launch)."""
+    if not _HEAD:
+        from .kernel_sources import GPU_DIR, PRELUDE, expand_includes
+
+        head = ("#include \"scalar_math.h\"\n#ifdef TPF_FP64\ntypedef double param_t;\n#else\n"
+                "typedef float param_t;\n#endif\n")
+        _HEAD.append(expand_includes((GPU_DIR / PRELUDE).read_text() + "\n" + head, "fused kernel"))
+    return _HEAD[0]
 
 
 class FusedEntries:
@@ -166,23 +177,52 @@ class FusedEntries:
 
     def fused_eval(self, program, params, n_instr, n_regs, reg_dtype, inputs, input_is_scalar, n_inputs,
                    outputs, out_regs, n_outputs, n):
-        program, params, reg_dtype = list(program), list(params), list(reg_dtype)
-        out_regs, input_is_scalar = list(out_regs), list(input_is_scalar)
-        st = _check(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs)
+        # the kernel of a program seen before, by the program's values (generating and hashing its source
+        # each call cost more than the launch); a program's status is as fixed as its kernel
+        try:
+            key = (n_instr, n_regs, n_inputs, n_outputs, tuple(program[:n_instr * NFIELDS]),
+                   tuple(params[:n_instr]), tuple(reg_dtype[:n_regs]), tuple(input_is_scalar[:n_inputs]),
+                   tuple(out_regs[:n_outputs]), self._ftz)
+        except TypeError:   # a cffi array without slicing: the long way
+            key = None
+        by_prog = self.__dict__.setdefault("_fused_by_program", {})
+        hit = by_prog.get(key) if key is not None else None
+        if hit is None:
+            hit = self._fused_program(program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs,
+                                      out_regs, n_outputs)
+            if key is not None:
+                if len(by_prog) >= 4096:   # programs made on the fly without end: forget the oldest
+                    del by_prog[next(iter(by_prog))]
+                by_prog[key] = hit
+        st = hit[0]
         if st:
             return st
         if n < 0:
             return EBADSIZE
         if n == 0:
             return OK
-        if F64 in reg_dtype[:n_regs] and not getattr(self, "fp64", True):
-            return EBADDTYPE
-        src = fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs,
-                                  out_regs, n_outputs, "fused")
-        k = self._fused_kernel(src)
+        if hit[1]:
+            return hit[1]
+        k = hit[2]
+        if k is None:
+            k = hit[2] = self._fused_kernel(hit[3])
         args = [n] + [self._device_arg(h) for h in list(inputs)[:n_inputs]] + list(outputs)[:n_outputs]
         self._launch(k, ((n + LOCAL - 1) // LOCAL * LOCAL,), (LOCAL,), "l" + "B" * (n_inputs + n_outputs), args)
         return OK
+
+    def _fused_program(self, program, params, n_instr, n_regs, reg_dtype, input_is_scalar, n_inputs, out_regs,
+                       n_outputs):
+        """``[status of its check, status of a launch (float64 on a device without it), kernel (built at the
+        first launch), source]`` of a program."""
+        program, params, reg_dtype = list(program), list(params), list(reg_dtype)
+        out_regs, input_is_scalar = list(out_regs), list(input_is_scalar)
+        st = _check(program, params, n_instr, n_regs, reg_dtype, n_inputs, out_regs, n_outputs)
+        if st:
+            return [st, OK, None, None]
+        if F64 in reg_dtype[:n_regs] and not getattr(self, "fp64", True):
+            return [OK, EBADDTYPE, None, None]
+        return [OK, OK, None, fused_kernel_source(program, params, n_instr, n_regs, reg_dtype, input_is_scalar,
+                                                  n_inputs, out_regs, n_outputs, "fused")]
 
     def fused_eval_reduce(self, program, params, n_instr, n_regs, reg_dtype, inputs, input_period, n_inputs,
                           outputs, out_regs, n_outputs, red_ops, red_regs, red_out, n_red, n):
