@@ -488,7 +488,14 @@ def _UPDATE(dev, *values, var, method, kwargs):
 def _traced_read(var, graph) -> Tensor:
     t = graph.reads.get(var)
     if t is None:
-        t = graph.reads[var] = run_tensors(_READ, (), {"var": var})
+        # the read is where the variable lives (TensorFlow colocates ReadVariableOp with the resource), not on
+        # the default device: its value is there, and its users then run there too, as in eager mode
+        stack = _device._scope.stack
+        stack.append(var._value._dev)
+        try:
+            t = graph.reads[var] = run_tensors(_READ, (), {"var": var})
+        finally:
+            stack.pop()
     return t
 
 
