@@ -294,7 +294,13 @@ class Plan:
                     if ins is None:  # a run of kernels: one C call
                         call(env)
                         continue
-                    r = call(*[env[i] for i in ins])
+                    n = len(ins)   # (one or two inputs without building a list: most steps)
+                    if n == 2:
+                        r = call(env[ins[0]], env[ins[1]])
+                    elif n == 1:
+                        r = call(env[ins[0]])
+                    else:
+                        r = call(*[env[i] for i in ins])
                     if type(out) is int:
                         env[out] = r
                     else:
@@ -402,7 +408,8 @@ def _fast_steps(steps, outs, progs, reuse=True):
             j += 1
         if j - k < 2:  # (one kernel: its own implementation calls it as directly)
             impl, dev, ins, out, attrs, late, node, move, frees = steps[k]
-            call = functools.partial(impl, dev, **attrs) if attrs else functools.partial(impl, dev)
+            call = _device_step(node) or (
+                functools.partial(impl, dev, **attrs) if attrs else functools.partial(impl, dev))
             fast.append((call, ins, out, frees, k))
             k += 1
             continue
@@ -413,6 +420,99 @@ def _fast_steps(steps, outs, progs, reuse=True):
 
 class _SegmentFailed(Exception):
     pass
+
+
+_EW_CODES: list = []
+#: the dtypes whose element-wise primitives run their kernel straight away (no half types, complex or strings)
+_EW_DTYPES = frozenset(("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"))
+
+
+def _device_step(node):
+    """A lone element-wise op or matmul of known shapes on a backend that offers ``elementwise_call``
+    (OpenCL), as a pre-bound call of its kernel (None otherwise): what its implementation does (allocate,
+    ``binary_flat``, ``unary`` or ``matmul``, wrap), with the shapes, codes and the backend's choices made when
+    the plan is made.  On pocl a small op's Python is most of its cost, and the tiny element-wise ones run on
+    the host mirror: this is what makes a compiled function of small ops no slower than eager mode there.  A
+    failing kernel raises, so that the plan reruns the step through its implementation for the op's error."""
+    be = node.dev.backend
+    make_call = getattr(be, "elementwise_call", None)
+    if make_call is None or isinstance(node.outputs, tuple):
+        return None
+    if node.prim.name == "matmul":
+        return _device_matmul(node)
+    if node.attrs:
+        return None
+    if not _EW_CODES:
+        from .ops import _ew, math_ops as m
+
+        _EW_CODES.append({r[0]: _ew.BIN[r[1]] for r in m._BINARY})
+        _EW_CODES.append({r[0]: _ew.UN[r[1]] for r in m._UNARY})
+    bi, un = _EW_CODES
+    name, ins, o = node.prim.name, node.inputs, node.outputs
+    if len(ins) not in (1, 2) or any(t._dtype.name not in _EW_DTYPES for t in ins) or \
+            o._dtype.name not in _EW_DTYPES or any(None in tuple(t._shape) for t in (*ins, o)):
+        return None
+    dt, shape, size, odt, dev = ins[0]._dtype, tuple(o._shape), o._size, o._dtype, node.dev
+    nbytes = size * odt.np.itemsize
+    if len(ins) == 2 and name in bi:
+        x, y = ins
+        sx, sy = tuple(x._shape), tuple(y._shape)
+        if y._dtype is not dt:
+            return None
+        if sx == sy:
+            flags = (0, 0)
+        elif y._size == 1 and len(sy) <= len(sx):
+            flags = (0, 1)
+        elif x._size == 1 and len(sx) <= len(sy):
+            flags = (1, 0)
+        else:
+            return None
+        kernel = make_call(1, bi[name], dt.code, size, nbytes, *flags)
+
+        def binary(a, b):
+            st, h = kernel(a._h, b._h)
+            if st:
+                raise _SegmentFailed(st, 0)
+            return make(h, None, shape, odt, dev, size)
+        return binary
+    if len(ins) == 1 and name in un:
+        kernel = make_call(0, un[name], dt.code, size, nbytes)
+
+        def unary(a):
+            st, h = kernel(a._h)
+            if st:
+                raise _SegmentFailed(st, 0)
+            return make(h, None, shape, odt, dev, size)
+        return unary
+    return None
+
+
+def _device_matmul(node):
+    """``_device_step`` of a matmul (the backend's ``matmul_call``): real dtypes other than the half ones, batch
+    dimensions equal or of one matrix (no broadcast copy), as ``math_ops._matmul_eager`` runs them."""
+    from .ops import math_ops
+
+    a, b = node.inputs
+    dt, o, dev = a._dtype, node.outputs, node.dev
+    if b._dtype is not dt or dt.name not in _EW_DTYPES or dt.name == "bool" or \
+            any(None in tuple(t._shape) for t in (a, b, o)):
+        return None
+    ta, tb = node.attrs["transpose_a"], node.attrs["transpose_b"]
+    m, n, k, batch, bstr_a, bstr_b, shape, bcast, size, _ = math_ops._mm_plan(tuple(a._shape), tuple(b._shape),
+                                                                             ta, tb)
+    if bcast is not None or tuple(shape) != tuple(o._shape):
+        return None
+    be = dev.backend
+    alloc, np_dt = be.alloc, dt.np
+    kernel = be.matmul_call(dt.code, ta, tb, batch, m, n, k, bstr_a, bstr_b)
+
+    def matmul(x, y):
+        h, host = alloc(shape, np_dt)
+        st = kernel(x._h, y._h, h)
+        if st:
+            raise _SegmentFailed(st, 0)
+        return make(h, host, shape, dt, dev, size)
+    return matmul
 
 
 class _Segment:
@@ -1112,7 +1212,7 @@ class Function(Generic[_P, _R]):
                 cf = self._fast.get(key)
                 if cf is not None:
                     self._streak = 0
-                    return cf._call_flat(list(args), True)
+                    return cf._call_flat(args, True)   # (placed: the tuple is only read)
                 cf, flat = self._concrete(args, kwargs, run=True)
                 self._fast[key] = cf
                 return cf._call_flat(flat)

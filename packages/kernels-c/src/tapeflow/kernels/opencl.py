@@ -666,6 +666,101 @@ class OpenCLBackend(GPUBackend):
                             return OK
         return super().binary_strided(op, dt, ndim, shape, a, astr, b, bstr, out)
 
+    def elementwise_call(self, kind: int, op: int, dt: int, n: int, out_nbytes: int, a_scalar: int = 0,
+                         b_scalar: int = 0, param: float = 0.0):
+        """For a compiled graph's step: a function that allocates an output buffer of ``out_nbytes`` and runs
+        element-wise op ``op`` (``kind`` 1: ``binary_flat`` with these scalar flags, taking ``(a, b)``; 0:
+        ``unary`` with ``param``, taking ``(x,)``) over ``n`` elements, and returns ``(status, out)``.  The same
+        work and bits as ``alloc`` then ``binary_flat``/``unary`` (tiny ops on the host mirror by the module
+        docstring's rule), with what does not change between calls decided once.
+
+        >>> import numpy as np
+        >>> from tapeflow import kernels as K
+        >>> from tapeflow.kernels import opencl
+        >>> be = opencl.OpenCLBackend() if opencl.device_count() else None
+        >>> if be is not None:
+        ...     x = be.from_numpy(np.array([1.5, 2.0], np.float32))[0]
+        ...     add = be.elementwise_call(1, K.BINARY_CODES["add"], K.DTYPE_CODES["float32"], 2, 8)
+        ...     st, out = add(x, x)
+        ...     assert st == 0 and be.to_numpy(out, None, (2,), np.float32).tolist() == [3.0, 4.0]
+        """
+        buffer, host, lock, stats = self._buffer, self._host, self._lock, self.stats
+        new_bytes, from_buffer, get_ftz = np.empty, self._cpu_buf, self._cpu.get_ftz
+        el = SIZE[dt] if 0 <= dt < len(SIZE) else 0
+        need_a, need_b = (1 if a_scalar else n) * el, (1 if b_scalar else n) * el
+        osz = (self._host_bin if kind else self._host_un).get((op, dt))
+        on_host = osz is not None and 0 < n * osz == out_nbytes
+        device_binary, device_unary = GPUBackend.binary_flat, GPUBackend.unary
+        if kind:
+            cpu_binary = self._cpu.binary_flat
+
+            def call(a, b):
+                out = buffer(out_nbytes)
+                if on_host and host and out_nbytes <= self._host_max:
+                    ha, hb = host.get(a.mem), host.get(b.mem)
+                    if ha is not None and hb is not None and a.nbytes >= need_a and b.nbytes >= need_b \
+                            and self._ftz == get_ftz():
+                        with lock:
+                            res = new_bytes(out_nbytes, np.uint8)
+                            ptr = from_buffer(res)
+                            if cpu_binary(op, dt, ha[2], a_scalar, hb[2], b_scalar, ptr, n) == OK:
+                                host[out.mem] = [res, True, ptr]
+                                stats["host_ops"] += 1
+                                return OK, out
+                return device_binary(self, op, dt, a, a_scalar, b, b_scalar, out, n), out
+            return call
+        cpu_unary = self._cpu.unary
+
+        def call1(x):
+            out = buffer(out_nbytes)
+            if on_host and host and out_nbytes <= self._host_max:
+                hx = host.get(x.mem)
+                if hx is not None and x.nbytes >= need_a and self._ftz == get_ftz():
+                    with lock:
+                        res = new_bytes(out_nbytes, np.uint8)
+                        ptr = from_buffer(res)
+                        if cpu_unary(op, dt, hx[2], ptr, n, param) == OK:
+                            host[out.mem] = [res, True, ptr]
+                            stats["host_ops"] += 1
+                            return OK, out
+            return device_unary(self, op, dt, x, out, n, param), out
+        return call1
+
+    def matmul_call(self, dt: int, ta: int, tb: int, batch: int, m: int, n: int, k: int, a_bstride: int,
+                    b_bstride: int):
+        """For a compiled graph's step: a function ``f(a, b, out)`` that is ``matmul`` with these arguments and
+        returns its status, the kernel and its grid found once (a small matmul's enqueue is most of its cost,
+        and finding them was a sixth of the rest).
+
+        >>> import numpy as np
+        >>> from tapeflow import kernels as K
+        >>> from tapeflow.kernels import opencl
+        >>> be = opencl.OpenCLBackend() if opencl.device_count() else None
+        >>> if be is not None:
+        ...     a = be.from_numpy(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))[0]
+        ...     out = be.alloc((2, 2), np.float32)[0]
+        ...     mm = be.matmul_call(K.DTYPE_CODES["float32"], 0, 0, 1, 2, 2, 2, 4, 4)
+        ...     assert mm(a, a, out) == 0 and be.to_numpy(out, None, (2, 2), np.float32).tolist() == [[7, 10], [15, 22]]
+        """
+        general = self.matmul
+        if not (dt in (F32, F64) and self._matmul_vec and not tb and 0 < batch <= 65535 and m > 0 and n > 0
+                and k > 0 and m <= 0x7FFFFFFF and n <= 0x7FFFFFFF and k <= 0x7FFFFFFF):
+            return lambda a, b, out: general(dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out)
+        kern, spec = self._entry(f"matmul_vec_{'f32' if dt == F32 else 'f64'}")
+        if kern is None or spec.launch != "grid" or len(spec.signature) != 10:
+            return lambda a, b, out: general(dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out)
+        w = 16 if dt == F32 else 8   # as GPUBackend._matmul launches the vector kernel
+        gsize, lsize, sig, launch, ftz = (-(-n // w), -(-m // 8), batch), (1, 1, 1), spec.signature, self._launch, \
+            self._ftz
+        ta = 1 if ta else 0
+
+        def call(a, b, out):
+            if self._ftz != ftz:   # the denormal mode changed: another build of the kernel
+                return general(dt, ta, tb, batch, m, n, k, a, a_bstride, b, b_bstride, out)
+            launch(kern, gsize, lsize, sig, (ta, m, n, k, a, a_bstride, b, b_bstride, out, 0))
+            return OK
+        return call
+
     def unary(self, op, dt, x, out, n, param):
         host = self._host
         if host:
