@@ -28,13 +28,19 @@ before that path existed), the configurations taking turns within each round
 * with ``--phases`` (or alone: ``--phases-only``): where a small add's time goes on
   each OpenCL device, phase by phase (wall and this thread's CPU time per op).
 
+Beside each round's wall time, the CPU time each group of threads spent in it (Linux's per-thread
+clocks): the calling thread, our other threads (OpenMP, BLAS) and the threads the device drivers
+started (pocl's workers), to tell whose threads ran when a CPU step is slow beside a loaded driver.
+
 usage: python benchmarks/bench_backends.py [--quick] [--phases | --phases-only]
 """
 from __future__ import annotations
 
 import itertools
+import os
 import statistics
 import sys
+import threading
 import time
 
 import numpy as np
@@ -48,14 +54,45 @@ REPEAT = 3 if QUICK else 7
 rng = np.random.default_rng(0)
 
 
+#: the thread ids each device driver started when its backend was made (pocl's workers), by backend kind
+DRIVER_THREADS: dict = {}
+
+
+def _tids() -> set:
+    try:
+        return set(os.listdir("/proc/self/task"))
+    except OSError:   # not Linux: no per-thread accounting
+        return set()
+
+
+def _thread_cpu(tid) -> float:
+    """CPU seconds thread ``tid`` of this process has run (Linux's per-thread CPU clock; 0 elsewhere)."""
+    try:
+        return time.clock_gettime(((~int(tid)) << 3) | 6)   # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
+    except (OSError, OverflowError, AttributeError):   # the thread ended, or no such clock here
+        return 0.0
+
+
+def _cpu_by_group() -> dict:
+    """CPU seconds so far of this process's threads: the caller's, the drivers' (DRIVER_THREADS) and the rest."""
+    me = str(threading.get_native_id())
+    drivers = set().union(*DRIVER_THREADS.values()) if DRIVER_THREADS else set()
+    out = {"caller": 0.0, "ours": 0.0, "driver": 0.0}
+    for t in _tids():
+        out["caller" if t == me else "driver" if t in drivers else "ours"] += _thread_cpu(t)
+    return out
+
+
 def devices() -> list:
     found = ["cpu:0"]
     for kind in ("opencl", "cuda"):
+        before = _tids()
         try:
             K.get_backend(kind)
         except Exception as e:  # noqa: BLE001 - not registered, no driver, no device
             print(f"{kind}: not measured ({str(e).splitlines()[0]})")
             continue
+        DRIVER_THREADS[kind] = _tids() - before
         found.append(f"{kind}:0")
     return found
 
@@ -258,20 +295,30 @@ def mode_workloads(compiled):
             ("linreg, 300 steps", "ms", 1, lambda: linreg(compiled)), ("MLP train step", "ms", 1, mlp_fn)]
 
 
-def _rounds(fns: dict, number: dict, rounds: int) -> dict:
-    """Seconds per call of each function: the median of ``rounds`` rounds, the functions taking turns."""
+def _rounds(fns: dict, number: dict, rounds: int, cpu: dict | None = None) -> dict:
+    """Seconds per call of each function: the median of ``rounds`` rounds, the functions taking turns.  With
+    ``cpu`` (a dict), ``cpu[k]`` gets the CPU seconds per call of each thread group (``_cpu_by_group``) in the
+    round of median wall time."""
     for f in fns.values():
         sync(f())
     got = {k: [] for k in fns}
+    spent = {k: [] for k in fns}
     for _ in range(rounds):
         for k, f in fns.items():
             n = number[k]
             time.sleep(0.05)   # the previous one's spinning threads (OpenMP, BLAS, the driver's) go to sleep
+            c0 = _cpu_by_group() if cpu is not None else None
             t0 = time.perf_counter()
             for _ in range(n):
                 out = f()
             sync(out)
             got[k].append((time.perf_counter() - t0) / n)
+            if c0 is not None:
+                c1 = _cpu_by_group()
+                spent[k].append({g: (c1[g] - c0[g]) / n for g in c0})
+    if cpu is not None:
+        for k, v in got.items():
+            cpu[k] = spent[k][v.index(sorted(v)[len(v) // 2])]
     return {k: statistics.median(v) for k, v in got.items()}
 
 
@@ -283,7 +330,7 @@ def eager_vs_compiled(devs):
         configs += [(f"{dev} eager", dev, False, None), (f"{dev} compiled", dev, True, None)]
         if dev.startswith("opencl"):
             configs.append((f"{dev} eager, host ops off", dev, False, 0))
-    rows, results = [], {}
+    rows, results, crows = [], {}, []
     for i, (name, unit, number, _) in enumerate(mode_workloads(False)):
         fns, nums = {}, {}
         for col, dev, compiled, host in configs:
@@ -304,15 +351,22 @@ def eager_vs_compiled(devs):
             t = torch.tensor([1.0, 2.0]) if i == 0 else torch.tensor([[1.0, 2.0], [3.0, 4.0]])
             fns["pytorch cpu eager"] = (lambda t=t: t + t) if i == 0 else (lambda t=t: t @ t)
             nums["pytorch cpu eager"] = number
-        got = _rounds(fns, nums, rounds)
+        spent: dict = {}
+        got = _rounds(fns, nums, rounds, spent)
         results[name] = got
+        results.setdefault("cpu_by_thread_group", {})[name] = spent
         scale = 1e6 if unit == "us" else 1e3
         rows.append([f"{name} ({unit})"] + [f"{got[c] * scale:.1f}" if c in got else "-" for c in
                                              [c[0] for c in configs] + ["pytorch cpu eager"]])
+        crows.append([f"{name} ({unit})"] + ["/".join(f"{spent[c][g] * scale:.1f}" for g in ("caller", "ours",
+                                                                                                "driver"))
+                                             if c in spent else "-" for c in [c[0] for c in configs]])
         print(f"  {name}: " + ", ".join(f"{k} {v * scale:.1f}" for k, v in got.items()), flush=True)
     header = ["workload"] + [c[0] for c in configs] + ["pytorch cpu eager"]
     print(table(f"Eager vs compiled (tf.function) per device: medians of {rounds} interleaved rounds, wall time",
                 header, rows))
+    print(table("CPU time per call in the round of median wall time, by thread: the caller / our other threads "
+                "(OpenMP, BLAS) / the device drivers' threads (pocl's workers), same units", header[:-1], crows))
     return results
 
 
