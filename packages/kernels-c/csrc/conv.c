@@ -976,6 +976,14 @@ static inline void window(const geom_t *p, int64_t oh, int64_t ow, int64_t *h0, 
 /* window offsets of the max-pool gradients come from a table for windows of up to WINTAB
  * positions (a division per channel cost most of their time) */
 #define WINTAB 256
+/* the non-overlapping max-pool gradient takes channels PLANES at a time in GCC vectors (32 bytes:
+ * two SSE registers in the baseline clone, one AVX register in the AVX2 clone); pmask_T holds the
+ * comparisons and window indices (integers of T's width) */
+typedef float pvec_float __attribute__((vector_size(32)));
+typedef int32_t pmask_float __attribute__((vector_size(32)));
+typedef double pvec_double __attribute__((vector_size(32)));
+typedef int64_t pmask_double __attribute__((vector_size(32)));
+#define PLANES(T) ((int64_t)(32 / sizeof(T)))
 
 #define POOLS(T, LOWEST)                                                                       \
 /* per channel of the window of output pixel (n, oh, ow): the largest value and its window    \
@@ -1055,6 +1063,63 @@ CONV_CLONES static void maxpool_grad_img_##T(const geom_t *p, const T *x, const 
                     int32_t k = at[q];                                                         \
                     d[((k / (w1 - w0)) * ww + k % (w1 - w0)) * C + q] += g[q];                 \
                 }                                                                              \
+        }                                                                                      \
+}                                                                                              \
+/* windows that do not overlap (stride >= window, the usual 2x2/2): each element of dx is written  \
+ * once, 0 + dy at its window's maximum and 0 elsewhere (the bits of the zero fill plus the one    \
+ * add above), without a fill and a read-modify-write pass over dx; elements under no window      \
+ * (strides past the window, rows or columns VALID leaves out) are zeroed first.  Channels go in  \
+ * blocks of PLANES, whose maxima and window indices stay in registers (winmax_'s order, ties). */ \
+CONV_CLONES static void maxpool_grad_tiled_img_##T(const geom_t *p, const T *x, const T *dy, T *dx, \
+                                 int64_t n, void *scratch) {                                   \
+    (void)scratch;                                                                             \
+    const int64_t C = p->c, W = p->w;                                                          \
+    T *img = dx + n * p->h * W * C;                                                            \
+    if (!(p->sh == p->kh && p->sw == p->kw && p->pt == 0 && p->pl == 0 &&                      \
+          p->oh * p->sh == p->h && p->ow * p->sw == W))                                        \
+        memset(img, 0, (size_t)(p->h * W * C) * sizeof(T));                                    \
+    for (int64_t oh = 0; oh < p->oh; oh++)                                                     \
+        for (int64_t ow = 0; ow < p->ow; ow++) {                                               \
+            const T *restrict g = dy + ((n * p->oh + oh) * p->ow + ow) * C;                    \
+            int64_t h0, h1, w0, w1;                                                            \
+            window(p, oh, ow, &h0, &h1, &w0, &w1);                                             \
+            if (h0 >= h1 || w0 >= w1) continue;                                               \
+            const int64_t nh = h1 - h0, nw = w1 - w0;                                          \
+            const T *xw = x + ((n * p->h + h0) * W + w0) * C;                                  \
+            T *dw = img + (h0 * W + w0) * C;                                                   \
+            int64_t q = 0;                                                                     \
+            for (; q + PLANES(T) <= C; q += PLANES(T)) {                                       \
+                pvec_##T b = {0}, gv; pmask_##T at = {0}, k = {0};                             \
+                b += LOWEST;                                                                   \
+                for (int64_t i = 0; i < nh; i++)                                               \
+                    for (int64_t jw = 0; jw < nw; jw++, k += 1) {                              \
+                        pvec_##T v;                                                            \
+                        memcpy(&v, xw + (i * W + jw) * C + q, sizeof v);                       \
+                        pmask_##T gt = v > b;                                                  \
+                        at = (at & ~gt) | (k & gt);                                            \
+                        b = (pvec_##T)(((pmask_##T)v & gt) | ((pmask_##T)b & ~gt));            \
+                    }                                                                          \
+                memcpy(&gv, g + q, sizeof gv);                                                 \
+                gv = (T)0 + gv;                                                                \
+                k = (pmask_##T){0};                                                            \
+                for (int64_t i = 0; i < nh; i++)                                               \
+                    for (int64_t jw = 0; jw < nw; jw++, k += 1) {                              \
+                        pvec_##T d = (pvec_##T)((pmask_##T)gv & (at == k));                    \
+                        memcpy(dw + (i * W + jw) * C + q, &d, sizeof d);                       \
+                    }                                                                          \
+            }                                                                                  \
+            for (; q < C; q++) {                                                               \
+                T b = LOWEST; int32_t at = 0, k = 0;                                           \
+                for (int64_t i = 0; i < nh; i++)                                               \
+                    for (int64_t jw = 0; jw < nw; jw++, k++) {                                 \
+                        T v = xw[(i * W + jw) * C + q];                                        \
+                        if (v > b) { b = v; at = k; }                                          \
+                    }                                                                          \
+                k = 0;                                                                         \
+                for (int64_t i = 0; i < nh; i++)                                               \
+                    for (int64_t jw = 0; jw < nw; jw++, k++)                                   \
+                        dw[(i * W + jw) * C + q] = at == k ? (T)0 + g[q] : (T)0;               \
+            }                                                                                  \
         }                                                                                      \
 }                                                                                              \
 CONV_CLONES static void maxpool_gg_rows_##T(const geom_t *p, const T *x, const T *ggx, T *ggy,            \
@@ -1170,6 +1235,13 @@ static int maxpool_grad_task(const void *vc, int64_t n, void *scratch) {
     return TPF_OK;
 }
 
+static int maxpool_grad_tiled_task(const void *vc, int64_t n, void *scratch) {
+    const pool_ctx *c = vc;
+    if (c->dt == TPF_F32) maxpool_grad_tiled_img_float(c->p, c->x, c->g, c->out, n, scratch);
+    else maxpool_grad_tiled_img_double(c->p, c->x, c->g, c->out, n, scratch);
+    return TPF_OK;
+}
+
 static int maxpool_gg_task(const void *vc, int64_t b, void *scratch) {
     const pool_ctx *c = vc;
     int64_t r0, r1;
@@ -1213,10 +1285,14 @@ int tpf_max_pool2d_grad(int dt, const int64_t *geom, const void *x, const void *
     geom_t p;
     int st = pool_setup(dt, geom, &p);
     if (st) return st;
-    memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * float_size(dt));
-    if (p.rows == 0 || p.c == 0) return TPF_OK;
+    if (p.rows == 0 || p.c == 0 || p.sh < p.kh || p.sw < p.kw) {   /* overlapping windows: add into zeros */
+        memset(dx, 0, (size_t)(p.n * p.h * p.w * p.c) * float_size(dt));
+        if (p.rows == 0 || p.c == 0) return TPF_OK;
+        pool_ctx c = {.p = &p, .dt = dt, .x = x, .g = dy, .out = dx};
+        return run_tasks(threads_for(pool_work(&p), p.n), p.n, winmax_scratch(&p), maxpool_grad_task, &c);
+    }
     pool_ctx c = {.p = &p, .dt = dt, .x = x, .g = dy, .out = dx};
-    return run_tasks(threads_for(pool_work(&p), p.n), p.n, winmax_scratch(&p), maxpool_grad_task, &c);
+    return run_tasks(threads_for(pool_work(&p), p.n), p.n, winmax_scratch(&p), maxpool_grad_tiled_task, &c);
 }
 
 int tpf_max_pool2d_grad_grad(int dt, const int64_t *geom, const void *x, const void *ggx, void *ggy) {
