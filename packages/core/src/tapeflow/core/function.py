@@ -1204,10 +1204,19 @@ class Function(Generic[_P, _R]):
             # called while another function is traced: its ops join that graph
             return self._traced_callable()(*args, **kwargs)
         if not kwargs and self._signature is None:  # the common case, tensors only: a flat key
-            try:  # (dtypes and devices are interned: their ids stand for them, without Python-level hashing)
-                key = tuple([(id(a._dtype), a._shape, id(a._dev)) for a in args if type(a) is Tensor])
-            except AttributeError:
-                key = None
+            n = len(args)
+            if n == 1:   # (one or two tensors, the most common calls, without a comprehension)
+                a = args[0]
+                key = ((id(a._dtype), a._shape, id(a._dev)),) if type(a) is Tensor else None
+            elif n == 2:
+                a, b = args
+                key = ((id(a._dtype), a._shape, id(a._dev)), (id(b._dtype), b._shape, id(b._dev))) \
+                    if type(a) is Tensor and type(b) is Tensor else None
+            else:
+                try:  # (dtypes and devices are interned: their ids stand for them, without Python-level hashing)
+                    key = tuple([(id(a._dtype), a._shape, id(a._dev)) for a in args if type(a) is Tensor])
+                except AttributeError:
+                    key = None
             if key is not None and len(key) == len(args):
                 cf = self._fast.get(key)
                 if cf is not None:
