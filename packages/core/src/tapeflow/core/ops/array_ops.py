@@ -857,7 +857,37 @@ def stack(values, axis=0, name=None):
     return run_tensors(_stack, tuple(ts), {"axis": a})
 
 
+def _split_views(x, dev, widths, shapes):
+    """The pieces of a split with nothing before its axis (``outer == 1``: each piece is one run of x's buffer)
+    as views of that buffer: no copy, no allocation (PyTorch's ``chunk``/``unbind`` are views too).  Tensors
+    are immutable; the views hold x's host array through a memoryview, so a variable whose value x is sees
+    them in its reference counts and copies before an update in place (copy on write).  None where x's
+    memory cannot be shared this way (another backend, bfloat16 (NumPy exports no buffer of it), strings)."""
+    arr = x._arr
+    if dev.backend.name != "cpu" or arr is None or x._dtype.is_string:
+        return None
+    try:
+        flat = np.frombuffer(memoryview(arr), arr.dtype)
+    except (TypeError, ValueError, BufferError):
+        return None
+    from_buffer, dtype = dev.backend.host_ptr, x._dtype
+    s0, w0 = shapes[0], widths[0]
+    if s0 and widths.count(w0) == len(widths):  # equal pieces (unstack, an even split): walk the first axis
+        return tuple(make(from_buffer(host), host, s0, dtype, dev, w0)
+                     for host in flat.reshape((len(shapes),) + s0))
+    outs, off = [], 0
+    for w, s in zip(widths, shapes):
+        host = flat[off:off + w].reshape(s)
+        off += w
+        outs.append(make(from_buffer(host), host, s, dtype, dev, w))
+    return tuple(outs)
+
+
 def _split_kernel(x, dev, outer, widths, shapes):
+    if outer == 1 and len(shapes) > 1:
+        outs = _split_views(x, dev, widths, shapes)
+        if outs is not None:
+            return outs
     outs = tuple(alloc(s, x._dtype, dev) for s in shapes)
     if outs:
         check(dev.backend.split(x._dtype.size, len(outs), x._h, widths, outer, [o._h for o in outs]), "split")
@@ -896,6 +926,9 @@ def _unstack(dev, x, *, num, axis):
 def split(value, num_or_size_splits, axis=0, num=None, name=None):
     """Split along ``axis`` into equal parts (an int) or parts of given sizes (a list, one may be -1).
 
+    On the CPU, a split with nothing before ``axis`` (the first axis, or leading axes of size 1) returns views
+    of ``value``'s memory (no copy, as PyTorch's ``chunk``); the others copy in one kernel launch.
+
     >>> import tapeflow as tf
     >>> [t.numpy().tolist() for t in tf.split(tf.range(5), [2, -1])]
     [[0, 1], [2, 3, 4]]
@@ -914,7 +947,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
 
 @register("unstack", "Unpack")
 def unstack(value, num=None, axis=0, name=None):
-    """Split along ``axis`` into a list of tensors of one rank less (one kernel launch).
+    """Split along ``axis`` into a list of tensors of one rank less (one kernel launch; on the CPU, views of
+    ``value``'s memory when nothing comes before ``axis``, as PyTorch's ``unbind``).
 
     >>> import tapeflow as tf
     >>> [t.numpy().tolist() for t in tf.unstack(tf.constant([[1, 2], [3, 4]]))]
