@@ -70,7 +70,21 @@ TPF_CLONES static void copy_rows(int64_t elsize, int nd, const int64_t *sh, cons
         if (k > r1 - r) k = r1 - r;
         const char *s = src + so * elsize;
         char *o = dst + dof * elsize;
-        if (contig && nb < 256) {
+        if (contig && nb <= 128 && sb == 0) {
+            /* one source row repeated down the axis (a broadcast): a private copy of it, which the stores
+             * cannot alias, so it stays in registers (a 64-byte row: 30 -> 15 us for [32,24,24,16]) */
+            char row[128];
+            memcpy(row, s, nb);
+            if (nb == 64) {
+                for (int64_t j = 0; j < k; j++, o += db) memcpy(o, row, 64);
+            } else {
+                for (int64_t j = 0; j < k; j++, o += db) {
+                    size_t b = 0;
+                    for (; b + 32 <= nb; b += 32) memcpy(o + b, row + b, 32);
+                    for (; b < nb; b++) o[b] = row[b];
+                }
+            }
+        } else if (contig && nb < 256) {
             for (int64_t j = 0; j < k; j++, s += sb, o += db) {
                 size_t b = 0;
                 for (; b + 32 <= nb; b += 32) memcpy(o + b, s + b, 32);

@@ -74,6 +74,8 @@ def test_strided_copy_rows_of_every_short_length(cpu, el):
     rng = np.random.default_rng(el)
     for n in range(1, 81):
         _strided_case(cpu, rng, (3, 1, 5, n), (0, 999, n, 1), ELSIZE_DTYPES[el])
+        _strided_case(cpu, rng, (7, n), (0, 1), ELSIZE_DTYPES[el])                    # one row, repeated
+        _strided_case(cpu, rng, (2, 7, n), (n, 0, 1), ELSIZE_DTYPES[el], [7 * n + 8, n + 1, 1])
         _strided_case(cpu, rng, (2, 4, n), (4 * n + 1, n, 1), ELSIZE_DTYPES[el])
 
 
