@@ -857,40 +857,50 @@ def stack(values, axis=0, name=None):
     return run_tensors(_stack, tuple(ts), {"axis": a})
 
 
-def _split_views(x, dev, widths, shapes):
-    """The pieces of a split with nothing before its axis (``outer == 1``: each piece is one run of x's buffer)
-    as views of that buffer: no copy, no allocation (PyTorch's ``chunk``/``unbind`` are views too).  Tensors
-    are immutable; the views hold x's host array through a memoryview, so a variable whose value x is sees
-    them in its reference counts and copies before an update in place (copy on write).  None where x's
-    memory cannot be shared this way (another backend, bfloat16 (NumPy exports no buffer of it), strings)."""
+def _flat_view(x, dev):
+    """x's CPU memory as a flat NumPy array that holds x's host array (through a memoryview), or None where it
+    cannot be shared this way (another backend, strings, bfloat16: NumPy exports no buffer of it)."""
     arr = x._arr
     if dev.backend.name != "cpu" or arr is None or x._dtype.is_string:
         return None
     try:
-        flat = np.frombuffer(memoryview(arr), arr.dtype)
+        return np.frombuffer(memoryview(arr), arr.dtype)
     except (TypeError, ValueError, BufferError):
         return None
-    from_buffer, dtype = dev.backend.host_ptr, x._dtype
-    s0, w0 = shapes[0], widths[0]
-    if s0 and widths.count(w0) == len(widths):  # equal pieces (unstack, an even split): walk the first axis
-        return tuple(make(from_buffer(host), host, s0, dtype, dev, w0)
+
+
+def _pieces(flat, dev, dtype, sizes, shapes):
+    """Tensors over consecutive runs of ``flat`` (``sizes`` elements each, in order), no copy."""
+    from_buffer = dev.backend.host_ptr
+    s0, n0 = shapes[0], sizes[0]
+    if s0 and sizes.count(n0) == len(sizes):  # equal pieces (unstack, an even split): walk the first axis
+        return tuple(make(from_buffer(host), host, s0, dtype, dev, n0)
                      for host in flat.reshape((len(shapes),) + s0))
     outs, off = [], 0
-    for w, s in zip(widths, shapes):
-        host = flat[off:off + w].reshape(s)
-        off += w
-        outs.append(make(from_buffer(host), host, s, dtype, dev, w))
+    for n, s in zip(sizes, shapes):
+        host = flat[off:off + n].reshape(s)
+        off += n
+        outs.append(make(from_buffer(host), host, s, dtype, dev, n))
     return tuple(outs)
 
 
 def _split_kernel(x, dev, outer, widths, shapes):
+    """The pieces of x seen as [outer, sum(widths)]: piece i is [outer, widths[i]], of shape shapes[i].
+
+    On the CPU, with nothing before the axis (``outer == 1``) each piece is one run of x's buffer: the pieces
+    are views of it, no copy and no allocation (PyTorch's ``chunk``/``unbind`` are views too).  Tensors are
+    immutable; the views hold x's host array, so a variable whose value x is sees them in its reference counts
+    and copies before an update in place (copy on write).  Otherwise one kernel call copies every piece.  (One
+    buffer for all the copied pieces, views of it, measured no faster: a view costs what a small allocation
+    does.)"""
+    dtype = x._dtype
     if outer == 1 and len(shapes) > 1:
-        outs = _split_views(x, dev, widths, shapes)
-        if outs is not None:
-            return outs
-    outs = tuple(alloc(s, x._dtype, dev) for s in shapes)
+        flat = _flat_view(x, dev)
+        if flat is not None:
+            return _pieces(flat, dev, dtype, widths, shapes)
+    outs = tuple(alloc(s, dtype, dev) for s in shapes)
     if outs:
-        check(dev.backend.split(x._dtype.size, len(outs), x._h, widths, outer, [o._h for o in outs]), "split")
+        check(dev.backend.split(dtype.size, len(outs), x._h, widths, outer, [o._h for o in outs]), "split")
     return outs
 
 
