@@ -101,29 +101,70 @@ print(table("4M-element float32 elementwise (GB/s moved; tapeflow speedup over N
             ["op", "framework", "GB/s", "ms", "vs numpy"], rows))
 results["elementwise_4M_s"] = ew
 
-# -- the CNN step's mid-size kernels (issue 16): one 295k-element activation -----------------
+# -- the CNN/LSTM steps' mid-size kernels (issue 16): one 295k-element activation, its gradients, the LSTM's splits ----
+def _interleaved(f_a, f_b, rounds=31, calls=20):
+    """Median seconds per call of f_a and f_b, timed in alternating rounds (A/B/A/B) in this process."""
+    import statistics
+    import time
+
+    for _ in range(3):
+        f_a(), f_b()
+    ta, tb = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            f_a()
+        ta.append((time.perf_counter() - t0) / calls)
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            f_b()
+        tb.append((time.perf_counter() - t0) / calls)
+    return statistics.median(ta), statistics.median(tb)
+
+
 if torch is not None:
+    from tapeflow.core.ops.array_ops import broadcast_to
+
+    F = torch.nn.functional
     rng = np.random.default_rng(2)
     act = rng.standard_normal((32, 24, 24, 16)).astype(np.float32)
+    a26 = rng.standard_normal((32, 26, 26, 16)).astype(np.float32)
     bias = rng.standard_normal(16).astype(np.float32)
     h_np = rng.standard_normal((32, 1024)).astype(np.float32)
-    X, B, H = tf.constant(act), tf.constant(bias), tf.constant(h_np)
-    T, TB, TH = torch.from_numpy(act), torch.from_numpy(bias), torch.from_numpy(h_np)
+    seq = rng.standard_normal((28, 32, 128)).astype(np.float32)
+    X, B, H, S, X26 = tf.constant(act), tf.constant(bias), tf.constant(h_np), tf.constant(seq), tf.constant(a26)
+    T, TB, TH, TS = torch.from_numpy(act), torch.from_numpy(bias), torch.from_numpy(h_np), torch.from_numpy(seq)
     TC = T.permute(0, 3, 1, 2).contiguous()   # PyTorch's layout for the same pooling
+    P26 = torch.from_numpy(a26.transpose(0, 3, 1, 2).copy())
+    pooled = tf.nn.max_pool2d(X26, 2, 2, "VALID")
+    pool_g, (p_out, p_idx) = tf.ones(pooled.shape), F.max_pool2d(P26, 2, 2, return_indices=True)
+    p_g = torch.ones_like(p_out)
+    g_mean, p_mean = tf.reduce_mean(X, axis=[1, 2]), TC.mean((2, 3))
     per_op = [("relu", lambda: tf.nn.relu(X), lambda: torch.relu(T)),
               ("bias add [32,24,24,16]+[16]", lambda: X + B, lambda: T + TB),
               ("global average pool", lambda: tf.reduce_mean(X, axis=[1, 2]), lambda: TC.mean(dim=(2, 3))),
               ("mean of all", lambda: tf.reduce_mean(X), lambda: T.mean()),
               ("sigmoid", lambda: tf.sigmoid(X), lambda: torch.sigmoid(T)),
               ("tanh", lambda: tf.tanh(X), lambda: torch.tanh(T)),
-              ("split [32,1024] in 4 (axis 1)", lambda: tf.split(H, 4, axis=1), lambda: TH.chunk(4, 1))]
+              ("bias grad: sum over 0,1,2", lambda: tf.reduce_sum(X, axis=[0, 1, 2]), lambda: T.sum((0, 1, 2))),
+              ("mean grad: broadcast to [32,24,24,16]",
+               lambda: broadcast_to(tf.reshape(g_mean, [32, 1, 1, 16]), [32, 24, 24, 16]),
+               lambda: p_mean.view(32, 16, 1, 1).expand(32, 16, 24, 24).contiguous()),
+              ("max pool grad 2x2/2 [32,26,26,16]", lambda: tf.max_pool_grad(X26, pooled, pool_g, 2, 2, "VALID"),
+               lambda: torch.ops.aten.max_pool2d_with_indices_backward(p_g, P26, [2, 2], [2, 2], [0, 0], [1, 1],
+                                                                       False, p_idx)),
+              ("split [32,1024] in 4 (axis 1)", lambda: tf.split(H, 4, axis=1), lambda: TH.chunk(4, 1)),
+              ("split [28,32,128] in 4 (axis 0)", lambda: tf.split(S, 4), lambda: TS.chunk(4, 0)),
+              ("unstack [28,32,128] (axis 0)", lambda: tf.unstack(S), lambda: TS.unbind(0))]
     rows, mid = [], {}
     for opname, f_tp, f_pt in per_op:
-        t_tp, t_pt = best_of(f_tp, 200), best_of(f_pt, 200)
+        t_tp, t_pt = _interleaved(f_tp, f_pt)
         mid[opname] = {"tapeflow": t_tp * 1e6, "pytorch": t_pt * 1e6}
         rows.append([opname, us(t_tp), us(t_pt), f"{t_tp / t_pt:.2f}x"])
-    print(table("Mid-size kernels of the CNN/LSTM steps (µs; ratio = tapeflow / PyTorch, <1 means tapeflow is "
-                "faster; PyTorch's split is a view)", ["op", "tapeflow", "pytorch", "ratio"], rows))
+    print(table("Mid-size kernels of the CNN/LSTM steps (µs, medians of interleaved rounds; ratio = tapeflow / "
+                "PyTorch, <1 means tapeflow is faster; PyTorch's splits are views, ours too along the first axis; "
+                "PyTorch's max-pool gradient reads saved indices, ours recomputes them)",
+                ["op", "tapeflow", "pytorch", "ratio"], rows))
     results["mid_size_ops_us"] = mid
 
 
