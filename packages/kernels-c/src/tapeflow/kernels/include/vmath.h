@@ -19,7 +19,7 @@
  *     subnormals (when not flushed to zero) are rounded once, at the last multiply.
  * Maximum errors over all 2**32 float32 inputs, against a float64 reference, without
  * flush-to-zero (tests/test_vmath.py sweeps densely through the ops):
- *   exp 1.01 ulp, expm1 1.44, tanh 1.33, sigmoid 1.998 (scalar_math.h's log: 0.83).
+ *   exp 1.05 ulp, expm1 1.44, tanh 1.33, sigmoid 1.998 (scalar_math.h's log: 0.83).
  */
 #ifndef TPF_VMATH_H
 #define TPF_VMATH_H
@@ -46,20 +46,35 @@ TPF_FN float tpf_vm_expm1_r(float r) {
     return p * (r * r) + r;
 }
 
-/* 2**ni as two normal floats (ni in [-252, 254]) */
-#define TPF_VM_POW2_HALVES(ni, s1, s2)                                                   \
-    tpf_i32 ni##_1 = ni >> 1;   /* >> is arithmetic (gcc, clang, GPUs) */                \
-    float s1 = TPF_F32_FROM_BITS((tpf_u32)(ni##_1 + 127) << 23);                         \
-    float s2 = TPF_F32_FROM_BITS((tpf_u32)(ni - ni##_1 + 127) << 23)
+/* e**r - 1 for |r| <= 0.35 to e**r's precision: r**2 P(r) + r, P a degree-4 minimax fit of (e**r - 1 - r) / r**2
+ * (|r| (P - that) below 2**-25.8, r**2 (P - that) below 2**-27.4, a sixtieth of an ulp of e**r): exp and tanh,
+ * which add 1 to it (expm1 and sigmoid keep tpf_vm_expm1_r, whose smaller error their bounds need) */
+TPF_FN float tpf_vm_expr1_r(float r) {
+    float p = 1.3946532272e-3f;
+    p = p * r + 8.3666294813e-3f;
+    p = p * r + 4.1666280478e-2f;
+    p = p * r + 1.6666541994e-1f;
+    p = p * r + 0.5f;
+    return p * (r * r) + r;
+}
 
-/* e**x, <= 1.01 ulp.  x is clamped to [-104, 88.8]: e**88.8 overflows to inf and e**-104 rounds
+/* 2**ni as two normal floats s1 = 2**(ni >> 1), s2 = 2**(ni - (ni >> 1)) (ni in [-252, 254]), from
+ * u = ni + 254 >= 0: s1's exponent field is u >> 1, s2's is u - (u >> 1) (5 integer operations) */
+#define TPF_VM_POW2_HALVES(ni, s1, s2)                                                   \
+    tpf_u32 ni##_u = (tpf_u32)(ni + 254);                                                \
+    tpf_u32 ni##_b1 = (ni##_u >> 1) << 23;                                               \
+    float s1 = TPF_F32_FROM_BITS(ni##_b1);                                               \
+    float s2 = TPF_F32_FROM_BITS((ni##_u << 23) - ni##_b1)
+
+/* e**x, <= 1.05 ulp.  x is clamped to [-104, 88.8]: e**88.8 overflows to inf and e**-104 rounds
  * to 0 (below half the smallest subnormal), as every x beyond them does. */
 TPF_FN float tpf_vm_expf(float x) {
     float xc = x > 88.8f ? 88.8f : x;
     xc = xc < -104.0f ? -104.0f : xc;
     TPF_VM_REDUCE(xc, n, ni, r);
     TPF_VM_POW2_HALVES(ni, s1, s2);
-    return (tpf_vm_expm1_r(r) + 1.0f) * s1 * s2;
+    float q = tpf_vm_expr1_r(r);
+    return (q * s1 + s1) * s2;   /* (q + 1) s1 rounded once (s1 a normal power of two, q s1 exact), times s2 */
 }
 
 /* e**x - 1, <= 1.5 ulp: 2**n (e**r - 1) + (2**n - 1), one rounding (a fused multiply-add where
@@ -78,32 +93,33 @@ TPF_FN float tpf_vm_expm1f(float x) {
     return x == 0.0f ? x : y;   /* -0 stays -0 */
 }
 
-/* tanh: an odd polynomial below |x| = 0.625 (Cephes'), 1 - 2 / (e**2|x| + 1) above with the sign
- * of x copied on, e**2|x| + 1 rounded once; <= 1.33 ulp.  2|x| is clamped to 19 (tanh(9.5) rounds
- * to 1), so 2**n is one normal float.  A NaN takes the polynomial, which propagates it; the
- * polynomial's sign is x's (tanh(-0) = -0). */
+/* tanh: an odd polynomial below |x| = 0.625 (Cephes'), 1 - 2 / (e**2|x| + 1) above, both of |x|, then
+ * the sign of x copied on; e**2|x| + 1 rounded once; <= 1.34 ulp.  2|x| is clamped to 19 (tanh(9.5) rounds
+ * to 1), so 2**n is one normal float.  A NaN takes the polynomial, which propagates it.
+ * Its last operation is not a multiply (codegen.py leaves its result unbarriered). */
 TPF_FN float tpf_vm_tanhf(float x) {
     float a = TPF_FABSF(x);
     float u = a > 9.5f ? 19.0f : a + a;
     TPF_VM_REDUCE(u, n, ni, r);
     float s = TPF_F32_FROM_BITS((tpf_u32)(ni + 127) << 23);   /* n in [0, 28] */
-    float d = s * (tpf_vm_expm1_r(r) + 1.0f) + 1.0f;           /* e**2|x| + 1 */
-    float big = TPF_COPYSIGNF(1.0f - 2.0f / d, x);
-    float z = x * x;
+    float d = s * (tpf_vm_expr1_r(r) + 1.0f) + 1.0f;           /* e**2|x| + 1 */
+    float big = 1.0f - 2.0f / d;
+    float z = a * a;
     float q = -5.70498872745e-3f;
     q = q * z + 2.06390887954e-2f;
     q = q * z - 5.37397155531e-2f;
     q = q * z + 1.33314422036e-1f;
     q = q * z - 3.33332819422e-1f;
-    float sm = TPF_COPYSIGNF(q * z * x + x, x);   /* keeps tanh(-0) = -0 */
-    return a >= 0.625f ? big : sm;
+    float sm = q * z * a + a;
+    return TPF_COPYSIGNF(a >= 0.625f ? big : sm, x);   /* tanh(-0) = -0 */
 }
 
 /* sigmoid(x) = 1 / (1 + e**-x) from e = e**-|x| (never overflows): (x >= 0 ? 1 : e) / d with
  * d = 1 + e rounded once, then corrected for d's rounding error d_lo (exact by a fused
  * multiply-add; 1 / d ~ 2 - d is close enough for a correction below an ulp); <= 2 ulp.
  * Below x = -88.7 the result is e**x itself (subnormal, or 0 when flushed), down to 0 below
- * -104.  A NaN propagates through e. */
+ * -104.  A NaN propagates through e.  Its last operation is a fused multiply-add, not a multiply
+ * (codegen.py leaves its result unbarriered). */
 TPF_FN float tpf_vm_sigmoidf(float x) {
     float a = -TPF_FABSF(x);
     a = a < -104.0f ? -104.0f : a;
