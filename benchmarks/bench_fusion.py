@@ -8,7 +8,8 @@ where installed.  "x memory limit" is the time over the
 memory floor of the fused kernel: one read and one write of 16 MB at the bandwidth of a plain copy
 (NumPy's ``copyto`` of the same array, measured here).  The compiled results are checked equal
 (bit for bit on the CPU) before timing.  The fused kernel runs as generated C (compiled at first use,
-``fusion_codegen``, the default) and through the bytecode interpreter (``fusion_codegen`` off).
+``fusion_codegen``, the default) and through the bytecode interpreter (``fusion_codegen`` off).  Then the
+chain's pieces (tanh, sigmoid, exp, each with its neighbouring ops) compiled alone, beside ``jax.jit``.
 """
 from __future__ import annotations
 
@@ -110,4 +111,23 @@ for peer in ("jax jit", "torch.compile", "tensorflow tf.function(jit_compile=Tru
     if peer in times:
         print(f"tapeflow compiled, fused vs {peer}: {times[peer] / times['tapeflow compiled, fused']:.2f}x "
               f"(> 1: tapeflow faster)")
-save("fusion", {"n": N, "ms": {k: t * 1e3 for k, t in times.items()}})
+
+# the chain's pieces alone, compiled, beside jax.jit (where the time goes: each is one fused kernel)
+PIECES = {"tanh(x*2+1)": lambda v: tf.tanh(v * 2.0 + 1.0), "sigmoid(x)*2": lambda v: tf.sigmoid(v) * 2.0,
+          "exp(-x*x)": lambda v: tf.exp(-v * v)}
+pieces = {}
+for name, fn in PIECES.items():
+    cf = tf.function(fn).get_concrete_function(tf.TensorSpec([N], tf.float32))
+    row = {"tapeflow": best_of(lambda cf=cf: cf(x), 3)}
+    if jax is not None:
+        jp = jax.jit({"tanh(x*2+1)": lambda v: jnp.tanh(v * 2 + 1), "sigmoid(x)*2": lambda v: jax.nn.sigmoid(v) * 2,
+                      "exp(-x*x)": lambda v: jnp.exp(-v * v)}[name])
+        jp(xj).block_until_ready()
+        row["jax jit"] = best_of(lambda jp=jp: jp(xj).block_until_ready(), 3)
+    pieces[name] = row
+cols = ["tapeflow compiled"] + (["jax jit", "jax / tapeflow"] if jax is not None else [])
+print(table(f"the chain's pieces on {N} float32, ms per call", [""] + cols,
+            [[k, f"{r['tapeflow'] * 1e3:.2f}"] + ([f"{r['jax jit'] * 1e3:.2f}", f"{r['jax jit'] / r['tapeflow']:.2f}x"]
+                                                  if jax is not None else []) for k, r in pieces.items()]))
+save("fusion", {"n": N, "ms": {k: t * 1e3 for k, t in times.items()},
+                "pieces_ms": {k: {c: t * 1e3 for c, t in r.items()} for k, r in pieces.items()}})
