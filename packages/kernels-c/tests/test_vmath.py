@@ -3,7 +3,7 @@ loops, against NumPy's float64 functions over a dense sweep of all float32 bit p
 every threshold of the formulas, with flush-to-zero off (so subnormal results count too).
 
 The error of a result is |y - f(x)| in units of the last place of f(x) (f(x) in float64; 2**-149 below the normal
-range).  Exhaustive runs over all 2**32 inputs (a C loop against libm's double functions) gave: exp 1.05,
+range).  Exhaustive runs over all 2**32 inputs (a C loop against libm's double functions) gave: exp 1.02,
 expm1 1.44, tanh 1.33, sigmoid 1.998, log 0.83 ulp (the previous sigmoid: 2.7 ulp; exp with expm1's degree-7
 polynomial: 1.01).  The fused kernels, the
 generated kernels and the GPUs compute the same formulas."""
@@ -25,7 +25,7 @@ REF = {"exp": np.exp, "expm1": np.expm1, "tanh": np.tanh, "sigmoid": _sigmoid, "
 # the thresholds of the formulas and the worst inputs the exhaustive runs found (previous and current formulas)
 EDGES = {
     "exp": [88.72283935546875, 88.8, -87.33654, -103.97208, -104.0, 0.34657359, -0.34657359, -5.87788439, 26.7168999,
-            -5.83807802],
+            -5.83807802, -27.3779926],
     "expm1": [88.72283935546875, 88.8, -30.0, -17.32868, 0.34657359, -0.34657359, 0.355252475, 1e-8],
     "tanh": [0.625, -0.625, 9.5, -9.5, 9.01, 0.637859523, -0.637859523, 4.50023508, -0.00776717532, 0.631044209],
     "sigmoid": [-88.72284, -87.33654, -103.97208, -104.0, 0.34657359, -1.99264133, -1.10995066, -3.43988323,

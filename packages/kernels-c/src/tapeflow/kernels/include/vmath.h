@@ -19,7 +19,7 @@
  *     subnormals (when not flushed to zero) are rounded once, at the last multiply.
  * Maximum errors over all 2**32 float32 inputs, against a float64 reference, without
  * flush-to-zero (tests/test_vmath.py sweeps densely through the ops):
- *   exp 1.05 ulp, expm1 1.44, tanh 1.33, sigmoid 1.998 (scalar_math.h's log: 0.83).
+ *   exp 1.02 ulp, expm1 1.44, tanh 1.33, sigmoid 1.998 (scalar_math.h's log: 0.83).
  */
 #ifndef TPF_VMATH_H
 #define TPF_VMATH_H
@@ -46,15 +46,16 @@ TPF_FN float tpf_vm_expm1_r(float r) {
     return p * (r * r) + r;
 }
 
-/* e**r - 1 for |r| <= 0.35 to e**r's precision: r**2 P(r) + r, P a degree-4 minimax fit of (e**r - 1 - r) / r**2
- * (|r| (P - that) below 2**-25.8, r**2 (P - that) below 2**-27.4, a sixtieth of an ulp of e**r): exp and tanh,
- * which add 1 to it (expm1 and sigmoid keep tpf_vm_expm1_r, whose smaller error their bounds need) */
+/* e**r - 1 for |r| <= 0.35 to e**r's precision: r**2 P(r) + r, P a degree-4 fit of (e**r - 1 - r) / r**2 minimising
+ * its error times r**2 e**-r (below 2**-27.7 with the coefficients rounded to float: a hundredth of an ulp of
+ * e**r): exp and tanh, which add 1 to it (expm1 and sigmoid keep tpf_vm_expm1_r, whose smaller error their bounds
+ * need: sigmoid would be 2.05 ulp with this one, expm1 1.58 with a fit for |r| (P - that)) */
 TPF_FN float tpf_vm_expr1_r(float r) {
-    float p = 1.3946532272e-3f;
-    p = p * r + 8.3666294813e-3f;
-    p = p * r + 4.1666280478e-2f;
-    p = p * r + 1.6666541994e-1f;
-    p = p * r + 0.5f;
+    float p = 1.3814478880e-3f;
+    p = p * r + 8.3687659353e-3f;
+    p = p * r + 4.1668392718e-2f;
+    p = p * r + 1.6666519642e-1f;
+    p = p * r + 4.9999994040e-1f;
     return p * (r * r) + r;
 }
 
@@ -66,7 +67,7 @@ TPF_FN float tpf_vm_expr1_r(float r) {
     float s1 = TPF_F32_FROM_BITS(ni##_b1);                                               \
     float s2 = TPF_F32_FROM_BITS((ni##_u << 23) - ni##_b1)
 
-/* e**x, <= 1.05 ulp.  x is clamped to [-104, 88.8]: e**88.8 overflows to inf and e**-104 rounds
+/* e**x, <= 1.02 ulp.  x is clamped to [-104, 88.8]: e**88.8 overflows to inf and e**-104 rounds
  * to 0 (below half the smallest subnormal), as every x beyond them does. */
 TPF_FN float tpf_vm_expf(float x) {
     float xc = x > 88.8f ? 88.8f : x;
