@@ -48,14 +48,17 @@ def present(names=ORDER) -> list:
 def install_packages(session, names, editable=False, extras=True):
     """Install tapeflow packages from this checkout (each is its own distribution); tapeflow-kernels
     from the wheel ``_kernels_wheel`` keeps (one build of the C library for every session), unless editable."""
-    args = []
+    args, wheel = [], None
     for n in present(names):
         if n == "kernels-c" and not editable:
-            args.append(_kernels_wheel(session))
+            wheel = _kernels_wheel(session)
+            args.append(wheel)
             continue
         path = str(ROOT / "packages" / n) + (EXTRAS.get(n, "") if extras else "")
         args += ["-e", path] if editable else [path]
     session.install(*args)
+    if wheel is not None:  # pip keeps an installed wheel of the same version (a reused venv, ``nox -r``): replace it
+        session.install("--no-deps", "--force-reinstall", wheel)
 
 
 def backend_available(session, backend: str) -> bool:
