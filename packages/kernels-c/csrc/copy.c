@@ -12,14 +12,6 @@
 #include "tpf.h"
 
 /* copy_rows is compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time (32-byte moves) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define TPF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef TPF_CLONES
-#define TPF_CLONES
-#endif
 
 /* nb bytes, contiguous both sides: fixed-size moves (inlined) below 256 bytes */
 static inline void copy_bytes(char *o, const char *s, size_t nb) {

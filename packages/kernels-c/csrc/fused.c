@@ -36,14 +36,6 @@
 #include <tgmath.h>         /* before scalar_math.h: exp of a float is expf */
 #include "scalar_math.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define TPF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef TPF_CLONES
-#define TPF_CLONES
-#endif
 
 #define TILE 1024
 #define CHUNK ((int64_t)32 * TILE)   /* the unit of work of a thread without reductions */

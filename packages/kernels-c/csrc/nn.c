@@ -13,14 +13,6 @@
 #include "tpf.h"
 #include "scalar_math.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define NN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef NN_CLONES
-#define NN_CLONES
-#endif
 
 /* exp for x <= ~88 (softmax arguments are <= 0): 0 below -87.3, NaN stays NaN. */
 static inline float exp_f32(float x) {
@@ -104,7 +96,7 @@ static inline void chunk_sumexp_f32(const float *x, const float *mxs, float *e, 
     for (int64_t q = 0; q < nr; q++) sums[q] = sum_f32(t + q * r, r);
 }
 
-static void NN_CLONES softmax_rows_f32(const float *X, float *O, int log_, int64_t r0, int64_t r1, int64_t r) {
+static void TPF_CLONES softmax_rows_f32(const float *X, float *O, int log_, int64_t r0, int64_t r1, int64_t r) {
     float scratch[CHUNK], mxs[CHUNK], sums[CHUNK];
     int64_t per = r >= CHUNK ? 1 : CHUNK / r;
     for (int64_t c0 = r0; c0 < r1; c0 += per) {
@@ -131,7 +123,7 @@ static void NN_CLONES softmax_rows_f32(const float *X, float *O, int log_, int64
     }
 }
 
-static void NN_CLONES xent_rows_f32(const float *L, const float *X, float *loss, float *B, int64_t r0, int64_t r1,
+static void TPF_CLONES xent_rows_f32(const float *L, const float *X, float *loss, float *B, int64_t r0, int64_t r1,
                                     int64_t r) {
     float scratch[CHUNK], mxs[CHUNK], sums[CHUNK];
     int64_t per = r >= CHUNK ? 1 : CHUNK / r;
@@ -169,7 +161,7 @@ static inline double rowexp_f64(const double *x, double *e, double mx, int64_t r
     return s;
 }
 
-static void NN_CLONES softmax_rows_f64(const double *X, double *O, int log_, int64_t r0, int64_t r1, int64_t r) {
+static void TPF_CLONES softmax_rows_f64(const double *X, double *O, int log_, int64_t r0, int64_t r1, int64_t r) {
     for (int64_t row = r0; row < r1; row++) {
         const double *x = X + row * r; double *o = O + row * r;
         double mx = rowmax_f64(x, r);
@@ -183,7 +175,7 @@ static void NN_CLONES softmax_rows_f64(const double *X, double *O, int log_, int
     }
 }
 
-static void NN_CLONES xent_rows_f64(const double *L, const double *X, double *loss, double *B, int64_t r0, int64_t r1,
+static void TPF_CLONES xent_rows_f64(const double *L, const double *X, double *loss, double *B, int64_t r0, int64_t r1,
                           int64_t r) {
     for (int64_t row = r0; row < r1; row++) {
         const double *l = L + row * r, *x = X + row * r;
@@ -299,7 +291,7 @@ static inline int64_t label_at(int ldt, const void *labels, int64_t i) {
     return ldt == TPF_I32 ? (int64_t)((const int32_t *)labels)[i] : ((const int64_t *)labels)[i];
 }
 
-static void NN_CLONES sparse_rows_f32(int ldt, const void *lab, const float *X, float *loss, float *B, int64_t r0,
+static void TPF_CLONES sparse_rows_f32(int ldt, const void *lab, const float *X, float *loss, float *B, int64_t r0,
                                       int64_t r1, int64_t r) {
     float scratch[CHUNK], mxs[CHUNK], sums[CHUNK];
     int64_t per = r >= CHUNK ? 1 : CHUNK / r;
@@ -322,7 +314,7 @@ static void NN_CLONES sparse_rows_f32(int ldt, const void *lab, const float *X, 
     }
 }
 
-static void NN_CLONES sparse_rows_f64(int ldt, const void *lab, const double *X, double *loss, double *B, int64_t r0,
+static void TPF_CLONES sparse_rows_f64(int ldt, const void *lab, const double *X, double *loss, double *B, int64_t r0,
                             int64_t r1, int64_t r) {
     for (int64_t row = r0; row < r1; row++) {
         const double *x = X + row * r;

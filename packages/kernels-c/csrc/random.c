@@ -53,14 +53,6 @@
 #include "philox.h"   /* Philox, u24/u53, log/sin/cos and Box-Muller: shared with gpu/random.cl */
 #include <stdlib.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define RNG_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef RNG_CLONES
-#define RNG_CLONES
-#endif
 
 typedef struct { uint32_t k0, k1, s0, s1; } stream_t;
 
@@ -160,7 +152,7 @@ static uint16_t narrow_below(int half, float hi) {
         __VA_ARGS__                                                                  \
     }
 
-static void RNG_CLONES uniform_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES uniform_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                    float lo, float hi) {
     float width = hi - lo, below = nextafterf(hi, lo);
     int unit = lo == 0.0f && hi == 1.0f;
@@ -173,7 +165,7 @@ static void RNG_CLONES uniform_f32(const stream_t *s, float *o, int64_t n, int64
     })
 }
 
-static void RNG_CLONES uniform_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES uniform_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                    double lo, double hi) {
     double width = hi - lo, below = nextafter(hi, lo);
     EMIT_WORDS(2, {
@@ -184,7 +176,7 @@ static void RNG_CLONES uniform_f64(const stream_t *s, double *o, int64_t n, int6
     })
 }
 
-static void RNG_CLONES uniform_narrow(const stream_t *s, uint16_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES uniform_narrow(const stream_t *s, uint16_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                       int half, float lo, float hi) {
     int shift = half ? 21 : 24;
     float scale = half ? 0x1p-11f : 0x1p-8f, width = hi - lo;
@@ -213,14 +205,14 @@ int tpf_random_uniform(int dt, void *out, int64_t n, uint64_t key, uint64_t stre
 
 /* ---- uniform integers ----------------------------------------------------------- */
 
-static void RNG_CLONES uniform_i32(const stream_t *s, int32_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES uniform_i32(const stream_t *s, int32_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                    int64_t lo, uint64_t range) {
     EMIT_WORDS(4, {
         for (int64_t i = 0; i < m; i++) o[e0 + i] = (int32_t)(lo + (int64_t)(((uint64_t)w[i] * range) >> 32));
     })
 }
 
-static void RNG_CLONES uniform_i64(const stream_t *s, int64_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES uniform_i64(const stream_t *s, int64_t *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                    int64_t lo, uint64_t range) {
     EMIT_WORDS(2, {
         for (int64_t i = 0; i < m; i++) {
@@ -248,7 +240,7 @@ int tpf_random_uniform_int(int dt, void *out, int64_t n, uint64_t key, uint64_t 
 
 /* ---- normal ---------------------------------------------------------------------- */
 
-static void RNG_CLONES normal_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES normal_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                   double mean, double stddev) {
     double z[4 * PB];
     EMIT_WORDS(4, {
@@ -258,7 +250,7 @@ static void RNG_CLONES normal_f32(const stream_t *s, float *o, int64_t n, int64_
     })
 }
 
-static void RNG_CLONES normal_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES normal_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi,
                                   double mean, double stddev) {
     double z[2 * PB];
     EMIT_WORDS(2, {
@@ -295,7 +287,7 @@ static double truncated_retry(const stream_t *s, uint64_t i) {
 }
 
 /* element i uses block i; here the "blocks" are elements, PB at a time */
-static void RNG_CLONES truncated_any(const stream_t *s, void *out, int f32, int64_t n, int64_t b_lo, int64_t b_hi,
+static void TPF_CLONES truncated_any(const stream_t *s, void *out, int f32, int64_t n, int64_t b_lo, int64_t b_hi,
                                     double mean, double stddev) {
     uint32_t w[4 * PB];
     double z[PB];
@@ -326,12 +318,12 @@ int tpf_random_truncated_normal(int dt, void *out, int64_t n, uint64_t key, uint
 
 /* ---- dropout mask ------------------------------------------------------------------ */
 
-static void RNG_CLONES mask_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
+static void TPF_CLONES mask_f32(const stream_t *s, float *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
     float keep = (float)(1.0 / (1.0 - rate));
     EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)tpf_u24(w[i]) >= rate ? keep : 0.0f; })
 }
 
-static void RNG_CLONES mask_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
+static void TPF_CLONES mask_f64(const stream_t *s, double *o, int64_t n, int64_t b_lo, int64_t b_hi, double rate) {
     double keep = 1.0 / (1.0 - rate);
     EMIT_WORDS(4, { for (int64_t i = 0; i < m; i++) o[e0 + i] = (double)tpf_u24(w[i]) >= rate ? keep : 0.0; })
 }

@@ -23,14 +23,6 @@
 #define LANES 64     /* independent accumulators along a contiguous row */
 
 /* the loops are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define TPF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef TPF_CLONES
-#define TPF_CLONES
-#endif
 
 /* One kernel per (op, dtype): reduce x[o, i, j] over i in [i0, i1) for o in
  * [o0, o1) and j in [j0, j1).  With part == NULL the finished values go to out;

@@ -18,14 +18,6 @@
 #include <tgmath.h>         /* before scalar_math.h: exp of a float is expf */
 #include "scalar_math.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define TPF_RNN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef TPF_RNN_CLONES
-#define TPF_RNN_CLONES
-#endif
 
 static inline double lstm_sigmoid_f64(double x) { return TPF_SIGMOID(x); }
 
@@ -43,7 +35,7 @@ static inline double lstm_sigmoid_f64(double x) { return TPF_SIGMOID(x); }
             h[j] = SIG(zo[j]) * TANH(cn[j]);                                                      \
     }
 
-LSTM_ROW(lstm_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_RNN_CLONES)
+LSTM_ROW(lstm_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_CLONES)
 LSTM_ROW(lstm_row_f64, double, lstm_sigmoid_f64, tanh, )
 
 int tpf_lstm_cell(int dt, int64_t batch, int64_t units, const void *z, const void *c, void *h_out,
@@ -101,7 +93,7 @@ int tpf_lstm_cell(int dt, int64_t batch, int64_t units, const void *z, const voi
         }                                                                                           \
     }
 
-LSTM_GRAD_ROW(lstm_grad_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_RNN_CLONES)
+LSTM_GRAD_ROW(lstm_grad_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_CLONES)
 LSTM_GRAD_ROW(lstm_grad_row_f64, double, lstm_sigmoid_f64, tanh, )
 
 int tpf_lstm_cell_grad(int dt, int64_t batch, int64_t units, const void *z, const void *c, const void *c_new,
@@ -200,9 +192,9 @@ int tpf_lstm_cell_grad(int dt, int64_t batch, int64_t units, const void *z, cons
         }                                                                                            \
     }
 
-GRU_ROW(gru_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_RNN_CLONES)
+GRU_ROW(gru_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_CLONES)
 GRU_ROW(gru_row_f64, double, lstm_sigmoid_f64, tanh, )
-GRU_GRAD_ROW(gru_grad_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_RNN_CLONES)
+GRU_GRAD_ROW(gru_grad_row_f32, float, tpf_vsigmoidf, tpf_vtanhf, TPF_CLONES)
 GRU_GRAD_ROW(gru_grad_row_f64, double, lstm_sigmoid_f64, tanh, )
 
 int tpf_gru_cell(int dt, int64_t batch, int64_t units, int reset_after, const void *xw, const void *hu,

@@ -86,4 +86,15 @@ static inline size_t tpf_dtype_size(int dt) {
  * tpf_float_to_bf16) and the rest of the scalar math shared with the GPU kernels */
 #include "scalar_math.h"
 
+/* TPF_CLONES: a hot loop compiled for AVX-512, AVX2 and baseline x86-64, the one for this CPU picked at
+ * load time (target_clones), since a wheel cannot be built with one machine's -march=native */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define TPF_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+#endif
+#ifndef TPF_CLONES
+#define TPF_CLONES
+#endif
+
 #endif
