@@ -684,7 +684,9 @@ class OpenCLBackend(GPUBackend):
         ...     st, out = add(x, x)
         ...     assert st == 0 and be.to_numpy(out, None, (2,), np.float32).tolist() == [3.0, 4.0]
         """
-        buffer, host, lock, stats = self._buffer, self._host, self._lock, self.stats
+        if kind and param:
+            raise ValueError(f"elementwise_call: a binary op takes no param (got {param!r})")
+        buffer, host, lock, host_result = self._buffer, self._host, self._lock, self._host_result
         new_bytes, from_buffer, get_ftz = np.empty, self._cpu_buf, self._cpu.get_ftz
         el = SIZE[dt] if 0 <= dt < len(SIZE) else 0
         need_a, need_b = (1 if a_scalar else n) * el, (1 if b_scalar else n) * el
@@ -704,8 +706,7 @@ class OpenCLBackend(GPUBackend):
                             res = new_bytes(out_nbytes, np.uint8)
                             ptr = from_buffer(res)
                             if cpu_binary(op, dt, ha[2], a_scalar, hb[2], b_scalar, ptr, n) == OK:
-                                host[out.mem] = [res, True, ptr]
-                                stats["host_ops"] += 1
+                                host_result(out, res, ptr)
                                 return OK, out
                 return device_binary(self, op, dt, a, a_scalar, b, b_scalar, out, n), out
             return call
@@ -720,8 +721,7 @@ class OpenCLBackend(GPUBackend):
                         res = new_bytes(out_nbytes, np.uint8)
                         ptr = from_buffer(res)
                         if cpu_unary(op, dt, hx[2], ptr, n, param) == OK:
-                            host[out.mem] = [res, True, ptr]
-                            stats["host_ops"] += 1
+                            host_result(out, res, ptr)
                             return OK, out
             return device_unary(self, op, dt, x, out, n, param), out
         return call1
